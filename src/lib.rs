@@ -1,0 +1,1 @@
+//! mesh-guard: keeps AI coding agents on a mesh's own tools.
