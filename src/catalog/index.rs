@@ -1,0 +1,326 @@
+//! The validated, indexed catalog: every lookup the decision needs is a hash probe or a
+//! short scan of the mesh's domains and networks.
+
+use super::{CatalogError, CatalogFile, Cidr, Source};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::net::IpAddr;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Catalog {
+    machines: Vec<String>,
+    machine_by_name: HashMap<String, usize>,
+    domains: Vec<String>,
+    networks: Vec<Cidr>,
+    forge: Option<ForgeAccount>,
+    modules: Vec<ModuleEntry>,
+    module_by_name: HashMap<String, usize>,
+    module_by_container: HashMap<String, usize>,
+    module_by_unit: HashMap<String, usize>,
+    tools: Vec<ToolEntry>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ForgeAccount {
+    machine: usize,
+    git_user: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ModuleEntry {
+    pub name: String,
+    pub machines: Vec<String>,
+}
+
+/// A seat verb (`module == None`) or a module's own tool.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolEntry {
+    pub name: String,
+    pub usage: String,
+    pub replaces: Vec<String>,
+    pub module: Option<String>,
+}
+
+/// How a host word was found to be a mesh machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostMatch {
+    /// The catalog's name for the machine, or the host itself when it is a mesh machine
+    /// only by its domain or network.
+    pub machine: String,
+    pub by: HostBy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostBy {
+    Name,
+    Domain,
+    Network,
+}
+
+/// A word that names something of the mesh.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MeshObject {
+    Machine(HostMatch),
+    Container { name: String, module: String },
+    Unit { name: String, module: String },
+    Module { name: String },
+}
+
+impl MeshObject {
+    /// "mesh machine `atlas`", "container `mesh-controller` of mesh module `controller`".
+    pub fn describe(&self) -> String {
+        match self {
+            MeshObject::Machine(m) => match m.by {
+                HostBy::Name => format!("mesh machine `{}`", m.machine),
+                HostBy::Domain => format!("`{}`, a host in a mesh domain", m.machine),
+                HostBy::Network => format!("`{}`, an address in a mesh network", m.machine),
+            },
+            MeshObject::Container { name, module } => {
+                format!("container `{name}` of mesh module `{module}`")
+            }
+            MeshObject::Unit { name, module } => format!("unit `{name}` of mesh module `{module}`"),
+            MeshObject::Module { name } => format!("mesh module `{name}`"),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            MeshObject::Machine(m) => &m.machine,
+            MeshObject::Container { name, .. } | MeshObject::Unit { name, .. } => name,
+            MeshObject::Module { name } => name,
+        }
+    }
+
+    pub fn module(&self) -> Option<&str> {
+        match self {
+            MeshObject::Container { module, .. } | MeshObject::Unit { module, .. } => Some(module),
+            MeshObject::Module { name } => Some(name),
+            MeshObject::Machine(_) => None,
+        }
+    }
+}
+
+fn normalize_host(host: &str) -> String {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.trim_end_matches('.').to_ascii_lowercase()
+}
+
+fn unit_key(unit: &str) -> &str {
+    unit.strip_suffix(".service").unwrap_or(unit)
+}
+
+impl Catalog {
+    /// The machine a bare host (no user, port or path) names, if it is of the mesh.
+    pub fn host(&self, host: &str) -> Option<HostMatch> {
+        let key = normalize_host(host);
+        if key.is_empty() {
+            return None;
+        }
+        if let Some(&i) = self.machine_by_name.get(&key) {
+            return Some(HostMatch { machine: self.machines[i].clone(), by: HostBy::Name });
+        }
+        if let Ok(addr) = key.parse::<IpAddr>() {
+            if self.networks.iter().any(|n| n.contains(addr)) {
+                return Some(HostMatch { machine: key, by: HostBy::Network });
+            }
+            return None;
+        }
+        if self.domains.iter().any(|d| key.len() > d.len() && key.ends_with(d.as_str()) && key.as_bytes()[key.len() - d.len() - 1] == b'.') {
+            return Some(HostMatch { machine: key, by: HostBy::Domain });
+        }
+        None
+    }
+
+    pub fn container(&self, name: &str) -> Option<MeshObject> {
+        let &m = self.module_by_container.get(name)?;
+        Some(MeshObject::Container { name: name.to_string(), module: self.modules[m].name.clone() })
+    }
+
+    pub fn unit(&self, name: &str) -> Option<MeshObject> {
+        let &m = self.module_by_unit.get(unit_key(name))?;
+        Some(MeshObject::Unit { name: name.to_string(), module: self.modules[m].name.clone() })
+    }
+
+    pub fn module(&self, name: &str) -> Option<MeshObject> {
+        self.module_by_name.get(name).map(|_| MeshObject::Module { name: name.to_string() })
+    }
+
+    /// Whatever mesh object a plain word names: a machine, container, unit or module.
+    pub fn object(&self, word: &str) -> Option<MeshObject> {
+        self.container(word)
+            .or_else(|| self.unit(word))
+            .or_else(|| self.module(word))
+            .or_else(|| self.host(word).map(MeshObject::Machine))
+    }
+
+    /// Whether `user@machine` is the forge's git account.
+    pub fn is_forge_account(&self, user: Option<&str>, machine: &str) -> bool {
+        let Some(forge) = &self.forge else { return false };
+        user == Some(forge.git_user.as_str()) && self.machines[forge.machine] == machine
+    }
+
+    pub fn forge_account(&self) -> Option<(String, String)> {
+        self.forge.as_ref().map(|f| (f.git_user.clone(), self.machines[f.machine].clone()))
+    }
+
+    pub fn module_entry(&self, name: &str) -> Option<&ModuleEntry> {
+        self.module_by_name.get(name).map(|&i| &self.modules[i])
+    }
+
+    /// Tools in catalog order: each module's own tools, then the seat verbs, as written.
+    pub fn tools(&self) -> &[ToolEntry] {
+        &self.tools
+    }
+
+    pub fn machine_count(&self) -> usize {
+        self.machines.len()
+    }
+}
+
+/// Validates the parsed files together and builds the index.
+pub(super) fn build(sources: &[Source], files: Vec<CatalogFile>) -> Result<Catalog, Vec<CatalogError>> {
+    let mut b = Builder { catalog: Catalog::default(), errors: Vec::new(), seen_names: HashMap::new(), module_machines: Vec::new() };
+    let mut once: HashMap<&str, usize> = HashMap::new();
+    let mut forge = None;
+    // Tools are ordered module tools first, then verbs, each in file order, so that
+    // "catalog order" is the order a reader of the merged files sees.
+    let mut verbs = Vec::new();
+    for (source, file) in sources.iter().zip(files) {
+        let mut single = |key: &'static str, offset: usize, b: &mut Builder| {
+            if once.insert(key, offset).is_some() {
+                b.errors.push(source.error(Some(offset), format!("`{key}` may appear in only one catalog file")));
+            }
+        };
+        if let Some(v) = &file.version {
+            single("version", v.span().start, &mut b);
+            if *v.get_ref() != 1 {
+                b.errors.push(source.error(Some(v.span().start), format!("unsupported catalog version {} (this mesh-guard reads version 1)", v.get_ref())));
+            }
+        }
+        if let Some(mesh) = &file.mesh {
+            single("mesh", mesh.span().start, &mut b);
+            for d in &mesh.get_ref().domains {
+                let domain = normalize_host(d.get_ref().trim_start_matches('.'));
+                if domain.is_empty() || domain.contains(|c: char| c.is_whitespace() || c == '/' || c == '@') {
+                    b.errors.push(source.error(Some(d.span().start), format!("`{}` is not a domain name", d.get_ref())));
+                } else {
+                    b.catalog.domains.push(domain);
+                }
+            }
+            for n in &mesh.get_ref().networks {
+                match n.get_ref().parse::<Cidr>() {
+                    Ok(cidr) => b.catalog.networks.push(cidr),
+                    Err(e) => b.errors.push(source.error(Some(n.span().start), e)),
+                }
+            }
+        }
+        if let Some(f) = file.forge {
+            single("forge", f.span().start, &mut b);
+            forge = Some((source, f.into_inner()));
+        }
+        for machine in &file.machine {
+            let index = b.catalog.machines.len();
+            b.catalog.machines.push(normalize_host(machine.name.get_ref()));
+            for name in std::iter::once(&machine.name).chain(&machine.aliases) {
+                b.machine_name(source, name, index);
+            }
+        }
+        for module in file.module {
+            b.module(source, module);
+        }
+        verbs.extend(file.verb.into_iter().map(|v| (source, v)));
+    }
+    for (source, verb) in verbs {
+        b.tool(source, verb, None);
+    }
+    if let Some((source, f)) = forge {
+        match b.catalog.machine_by_name.get(&normalize_host(f.machine.get_ref())) {
+            Some(&machine) => b.catalog.forge = Some(ForgeAccount { machine, git_user: f.git_user }),
+            None => b.errors.push(source.error(Some(f.machine.span().start), format!("the forge machine `{}` is not a machine of this catalog", f.machine.get_ref()))),
+        }
+    }
+    // Module machine lists are checked once every file's machines are known.
+    for (machine, error) in std::mem::take(&mut b.module_machines) {
+        if !b.catalog.machine_by_name.contains_key(&machine) {
+            b.errors.push(error);
+        }
+    }
+    if b.errors.is_empty() { Ok(b.catalog) } else { Err(b.errors) }
+}
+
+struct Builder {
+    catalog: Catalog,
+    errors: Vec<CatalogError>,
+    /// Tool names, to reject duplicates across verbs and module tools.
+    seen_names: HashMap<String, ()>,
+    /// Each machine a module names, with the error to report if it is not a machine.
+    module_machines: Vec<(String, CatalogError)>,
+}
+
+impl Builder {
+    fn duplicate(&mut self, source: &Source, span: std::ops::Range<usize>, what: &str, name: &str) {
+        self.errors.push(source.error(Some(span.start), format!("duplicate {what} `{name}`")));
+    }
+
+    fn machine_name(&mut self, source: &Source, name: &toml::Spanned<String>, index: usize) {
+        let key = normalize_host(name.get_ref());
+        if key.is_empty() {
+            self.errors.push(source.error(Some(name.span().start), "a machine name may not be empty"));
+            return;
+        }
+        match self.catalog.machine_by_name.entry(key) {
+            Entry::Occupied(_) => self.duplicate(source, name.span(), "machine name", name.get_ref()),
+            Entry::Vacant(v) => {
+                v.insert(index);
+            }
+        }
+    }
+
+    fn module(&mut self, source: &Source, module: super::Module) {
+        let index = self.catalog.modules.len();
+        let name = module.name.get_ref().clone();
+        if self.catalog.module_by_name.insert(name.clone(), index).is_some() {
+            self.duplicate(source, module.name.span(), "module", &name);
+        }
+        for c in &module.containers {
+            if self.catalog.module_by_container.insert(c.get_ref().clone(), index).is_some() {
+                self.duplicate(source, c.span(), "container", c.get_ref());
+            }
+        }
+        for u in &module.units {
+            if self.catalog.module_by_unit.insert(unit_key(u.get_ref()).to_string(), index).is_some() {
+                self.duplicate(source, u.span(), "unit", u.get_ref());
+            }
+        }
+        for m in &module.machines {
+            let error = source.error(Some(m.span().start), format!("module `{name}` names machine `{}`, which is not a machine of this catalog", m.get_ref()));
+            self.module_machines.push((normalize_host(m.get_ref()), error));
+        }
+        self.catalog.modules.push(ModuleEntry {
+            name: name.clone(),
+            machines: module.machines.iter().map(|m| m.get_ref().clone()).collect(),
+        });
+        for tool in module.tool {
+            self.tool(source, tool, Some(name.clone()));
+        }
+    }
+
+    fn tool(&mut self, source: &Source, tool: super::Tool, module: Option<String>) {
+        let name = tool.name.get_ref().clone();
+        if self.seen_names.insert(name.clone(), ()).is_some() {
+            self.duplicate(source, tool.name.span(), "tool or verb", &name);
+        }
+        for r in &tool.replaces {
+            if r.get_ref().split_whitespace().next().is_none() {
+                self.errors.push(source.error(Some(r.span().start), "a `replaces` entry may not be empty"));
+            }
+        }
+        self.catalog.tools.push(ToolEntry {
+            name,
+            usage: tool.usage,
+            replaces: tool.replaces.into_iter().map(|r| r.into_inner()).collect(),
+            module,
+        });
+    }
+}

@@ -1,0 +1,186 @@
+//! The mesh catalog: its TOML format (version 1), loading a file or a directory of files,
+//! and validation whose errors name the file and line.
+
+mod index;
+mod net;
+
+pub use index::{Catalog, HostMatch, MeshObject};
+pub use net::Cidr;
+
+use serde::Deserialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// One catalog file as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogFile {
+    pub version: Option<Spanned<u32>>,
+    pub mesh: Option<Spanned<MeshRanges>>,
+    pub forge: Option<Spanned<Forge>>,
+    #[serde(default)]
+    pub machine: Vec<Machine>,
+    #[serde(default)]
+    pub module: Vec<Module>,
+    #[serde(default)]
+    pub verb: Vec<Tool>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeshRanges {
+    #[serde(default)]
+    pub domains: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub networks: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Forge {
+    pub machine: Spanned<String>,
+    pub git_user: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub aliases: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Module {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub machines: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub containers: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub units: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub tool: Vec<Tool>,
+}
+
+/// A seat verb or a module's own tool: what replaces which command shapes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tool {
+    pub name: Spanned<String>,
+    pub usage: String,
+    #[serde(default)]
+    pub replaces: Vec<Spanned<String>>,
+}
+
+/// A catalog error, located in its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogError {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for CatalogError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}: {}", self.file.display(), line, self.message),
+            None => write!(f, "{}: {}", self.file.display(), self.message),
+        }
+    }
+}
+
+/// A source file kept for turning byte offsets into line numbers.
+pub(crate) struct Source {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+impl Source {
+    fn line_of(&self, offset: usize) -> usize {
+        self.text.as_bytes()[..offset.min(self.text.len())]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    }
+
+    pub(crate) fn error(&self, offset: Option<usize>, message: impl Into<String>) -> CatalogError {
+        CatalogError {
+            file: self.path.clone(),
+            line: offset.map(|o| self.line_of(o)),
+            message: message.into(),
+        }
+    }
+}
+
+/// Reads the catalog at `path`: one TOML file, or every `*.toml` under a directory
+/// (recursively, in sorted path order so catalog order is stable).
+pub fn load(path: &Path) -> Result<Catalog, Vec<CatalogError>> {
+    let sources = read_sources(path).map_err(|e| vec![e])?;
+    let mut parsed = Vec::with_capacity(sources.len());
+    let mut errors = Vec::new();
+    for source in &sources {
+        match toml::from_str::<CatalogFile>(&source.text) {
+            Ok(file) => parsed.push(file),
+            Err(e) => errors.push(source.error(e.span().map(|s| s.start), e.message().trim())),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    index::build(&sources, parsed)
+}
+
+/// The bytes the catalog is made of, for keying a cache of the compiled index.
+pub fn read_sources_bytes(path: &Path) -> Result<Vec<(PathBuf, String)>, CatalogError> {
+    Ok(read_sources(path)?
+        .into_iter()
+        .map(|s| (s.path, s.text))
+        .collect())
+}
+
+fn read_sources(path: &Path) -> Result<Vec<Source>, CatalogError> {
+    let unreadable = |p: &Path, e: std::io::Error| CatalogError {
+        file: p.to_path_buf(),
+        line: None,
+        message: format!("cannot read the catalog: {e}"),
+    };
+    let meta = std::fs::metadata(path).map_err(|e| unreadable(path, e))?;
+    let mut files = Vec::new();
+    if meta.is_dir() {
+        collect_toml(path, &mut files).map_err(|e| unreadable(path, e))?;
+        files.sort();
+        if files.is_empty() {
+            return Err(CatalogError {
+                file: path.to_path_buf(),
+                line: None,
+                message: "the catalog directory holds no *.toml file".into(),
+            });
+        }
+    } else {
+        files.push(path.to_path_buf());
+    }
+    files
+        .into_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(&file).map_err(|e| unreadable(&file, e))?;
+            Ok(Source { path: file, text })
+        })
+        .collect()
+}
+
+fn collect_toml(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            collect_toml(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "toml") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}

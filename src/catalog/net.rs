@@ -1,0 +1,75 @@
+//! Network ranges (CIDR) for `[mesh] networks`.
+
+use std::net::IpAddr;
+use std::str::FromStr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Cidr {
+    network: IpAddr,
+    prefix: u8,
+}
+
+impl Cidr {
+    pub fn contains(&self, addr: IpAddr) -> bool {
+        match (self.network, addr) {
+            (IpAddr::V4(net), IpAddr::V4(a)) => {
+                masked(u32::from(net).into(), self.prefix, 32) == masked(u32::from(a).into(), self.prefix, 32)
+            }
+            (IpAddr::V6(net), IpAddr::V6(a)) => {
+                masked(u128::from(net), self.prefix, 128) == masked(u128::from(a), self.prefix, 128)
+            }
+            // An IPv4-mapped IPv6 address (::ffff:10.20.0.11) reaches the same host.
+            (IpAddr::V4(_), IpAddr::V6(a)) => a.to_ipv4_mapped().is_some_and(|v4| self.contains(v4.into())),
+            _ => false,
+        }
+    }
+}
+
+fn masked(bits: u128, prefix: u8, width: u8) -> u128 {
+    if prefix == 0 {
+        return 0;
+    }
+    let keep = u128::MAX << (128 - u32::from(prefix));
+    (bits << (128 - u32::from(width))) & keep
+}
+
+impl FromStr for Cidr {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = || format!("`{text}` is not a network in CIDR form (e.g. 10.20.0.0/16)");
+        let (addr, prefix) = text.split_once('/').ok_or_else(bad)?;
+        let network: IpAddr = addr.parse().map_err(|_| bad())?;
+        let prefix: u8 = prefix.parse().map_err(|_| bad())?;
+        let width = if network.is_ipv4() { 32 } else { 128 };
+        if prefix > width {
+            return Err(bad());
+        }
+        Ok(Cidr { network, prefix })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contains_by_prefix() {
+        let net: Cidr = "10.20.0.0/16".parse().unwrap();
+        assert!(net.contains("10.20.255.1".parse().unwrap()));
+        assert!(!net.contains("10.21.0.1".parse().unwrap()));
+        assert!(net.contains("::ffff:10.20.0.11".parse().unwrap()));
+        let v6: Cidr = "fd00:20::/64".parse().unwrap();
+        assert!(v6.contains("fd00:20::13".parse().unwrap()));
+        assert!(!v6.contains("fd00:21::13".parse().unwrap()));
+        let all: Cidr = "0.0.0.0/0".parse().unwrap();
+        assert!(all.contains("8.8.8.8".parse().unwrap()));
+    }
+
+    #[test]
+    fn rejects_bad_forms() {
+        for bad in ["10.20.0.0", "10.20.0.0/33", "x/8", "fd00::/129", "10.20.0.0/-1"] {
+            assert!(bad.parse::<Cidr>().is_err(), "{bad}");
+        }
+    }
+}

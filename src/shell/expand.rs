@@ -1,0 +1,341 @@
+//! Word expansion as far as the command text tells: quotes and escapes removed, variables
+//! assigned in the command substituted (every value they may hold), the rest [`UNKNOWN`].
+
+use super::walk::{Walker, output_of};
+use super::{MAX_ALTERNATIVES, Stdin, UNKNOWN};
+use shuck_ast::{
+    BourneParameterExpansion, HeredocBodyPart, LiteralText, ParameterExpansionSyntax, ParameterOp,
+    StmtSeq, Word, WordPart, WordPartNode,
+};
+
+/// Marks whitespace that came from an unquoted expansion: bash splits fields there.
+const SPLIT: char = '\u{1}';
+
+/// One way a word may expand, before field splitting.
+#[derive(Clone, Default)]
+struct Piece {
+    text: String,
+    quoted: bool,
+}
+
+impl Walker<'_> {
+    /// Every way `word` may expand, each a list of fields (usually one way, one field).
+    pub(crate) fn fields(&mut self, word: &Word) -> Vec<Vec<String>> {
+        let mut pieces = vec![Piece::default()];
+        self.parts(&word.parts, false, &mut pieces);
+        let braces = word.has_active_brace_expansion();
+        pieces
+            .into_iter()
+            .map(|piece| {
+                let texts = if braces { brace_expand(&piece.text) } else { vec![piece.text] };
+                texts
+                    .iter()
+                    .flat_map(|t| t.split(SPLIT))
+                    .filter(|f| piece.quoted || !f.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Every value a word may take as one string (assignments, here-strings, loop lists).
+    pub(crate) fn joined(&mut self, word: &Word) -> Vec<String> {
+        self.fields(word).into_iter().map(|f| f.join(" ")).collect()
+    }
+
+    /// Every combination of the alternatives so far with those of the next word.
+    pub(crate) fn product(&mut self, so_far: Vec<Vec<String>>, next: Vec<Vec<String>>) -> Vec<Vec<String>> {
+        if so_far.len() * next.len() > MAX_ALTERNATIVES {
+            self.limit(format!("its words may take more than {MAX_ALTERNATIVES} values"));
+            let mut first = so_far.into_iter().next().unwrap_or_default();
+            first.push(UNKNOWN.to_string());
+            return vec![first];
+        }
+        let mut out = Vec::with_capacity(so_far.len() * next.len());
+        for prefix in &so_far {
+            for fields in &next {
+                let mut words = prefix.clone();
+                words.extend(fields.iter().cloned());
+                out.push(words);
+            }
+        }
+        out
+    }
+
+    fn parts(&mut self, parts: &[WordPartNode], quoted: bool, pieces: &mut Vec<Piece>) {
+        for part in parts {
+            match &part.kind {
+                WordPart::Literal(text) => {
+                    let raw = literal(text, self.src, part.span);
+                    let text = if quoted { unescape_double(raw) } else { unescape_bare(raw) };
+                    append(pieces, &text);
+                }
+                WordPart::SingleQuoted { value, .. } => {
+                    let raw = value.slice(self.src);
+                    let text = if value.is_source_backed() { strip_quotes(raw) } else { raw };
+                    append(pieces, text);
+                    mark_quoted(pieces);
+                }
+                WordPart::DoubleQuoted { parts, .. } => {
+                    self.parts(parts, true, pieces);
+                    mark_quoted(pieces);
+                }
+                WordPart::Variable(name) => {
+                    let values = self.variable(name.as_str());
+                    self.append_values(pieces, values, quoted);
+                }
+                WordPart::CommandSubstitution { body, .. } => {
+                    let value = self.substitution(body);
+                    self.append_values(pieces, vec![value], quoted);
+                }
+                WordPart::ProcessSubstitution { body, .. } => {
+                    self.nested(body);
+                    append(pieces, "/dev/fd/63");
+                }
+                WordPart::ArithmeticExpansion { expression_word_ast, .. } => {
+                    self.fields(expression_word_ast);
+                    append(pieces, &UNKNOWN.to_string());
+                }
+                WordPart::Parameter(expansion) => {
+                    let values = match &expansion.syntax {
+                        ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Access { reference }) if reference.subscript.is_none() => {
+                            self.variable(reference.name.as_str())
+                        }
+                        ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Access { reference }) if reference.has_array_selector() => {
+                            self.variable(reference.name.as_str())
+                        }
+                        ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Operation { reference, operator, operand_word_ast, .. }) => {
+                            self.operation(reference.name.as_str(), operator, operand_word_ast.as_deref())
+                        }
+                        ParameterExpansionSyntax::Bourne(other) => {
+                            if let Some(w) = other.operand_word_ast() {
+                                self.fields(w);
+                            }
+                            vec![UNKNOWN.to_string()]
+                        }
+                        ParameterExpansionSyntax::Zsh(_) => vec![UNKNOWN.to_string()],
+                    };
+                    self.append_values(pieces, values, quoted);
+                }
+                WordPart::ParameterExpansion { reference, operator, operand_word_ast, .. } => {
+                    let values = self.operation(reference.name.as_str(), operator, operand_word_ast.as_deref());
+                    self.append_values(pieces, values, quoted);
+                }
+                WordPart::ArrayAccess(reference) => {
+                    let values = self.variable(reference.name.as_str());
+                    self.append_values(pieces, values, quoted);
+                }
+                WordPart::IndirectExpansion { operand_word_ast, .. } => {
+                    if let Some(w) = operand_word_ast {
+                        self.fields(w);
+                    }
+                    append(pieces, &UNKNOWN.to_string());
+                }
+                WordPart::Substring { offset_word_ast, length_word_ast, .. } | WordPart::ArraySlice { offset_word_ast, length_word_ast, .. } => {
+                    self.fields(offset_word_ast);
+                    if let Some(w) = length_word_ast {
+                        self.fields(w);
+                    }
+                    append(pieces, &UNKNOWN.to_string());
+                }
+                _ => append(pieces, &UNKNOWN.to_string()),
+            }
+        }
+    }
+
+    fn variable(&self, name: &str) -> Vec<String> {
+        match self.vars.get(name) {
+            Some(values) if !values.is_empty() => values.clone(),
+            _ => vec![UNKNOWN.to_string()],
+        }
+    }
+
+    /// `${name:-default}` and kin: the variable's values where they decide the result,
+    /// the operand's where it does, unknown where a pattern operation changes either.
+    fn operation(&mut self, name: &str, operator: &ParameterOp, operand: Option<&Word>) -> Vec<String> {
+        let operand_values = operand.map(|w| self.joined(w));
+        let known = self.vars.get(name).filter(|v| !v.is_empty()).cloned();
+        match operator {
+            ParameterOp::UseDefault | ParameterOp::AssignDefault | ParameterOp::Error => {
+                let mut values = known.unwrap_or_default();
+                values.extend(operand_values.unwrap_or_default());
+                if values.is_empty() { vec![UNKNOWN.to_string()] } else { values }
+            }
+            ParameterOp::UseReplacement => match (known, operand_values) {
+                (Some(_), Some(values)) => values,
+                _ => vec![UNKNOWN.to_string()],
+            },
+            _ => vec![UNKNOWN.to_string()],
+        }
+    }
+
+    /// A command substitution runs its commands; its value is known only when it is a
+    /// lone `echo`/`printf` of known words.
+    fn substitution(&mut self, body: &StmtSeq) -> String {
+        let commands = self.nested(body);
+        match commands.as_slice() {
+            [only] => match output_of(only) {
+                Stdin::Text(text) => text,
+                _ => UNKNOWN.to_string(),
+            },
+            _ => UNKNOWN.to_string(),
+        }
+    }
+
+    fn append_values(&mut self, pieces: &mut Vec<Piece>, values: Vec<String>, quoted: bool) {
+        let values: Vec<String> = values
+            .into_iter()
+            .map(|v| if quoted { v } else { v.split_whitespace().collect::<Vec<_>>().join(&SPLIT.to_string()) })
+            .collect();
+        if pieces.len() * values.len() > MAX_ALTERNATIVES {
+            self.limit(format!("its words may take more than {MAX_ALTERNATIVES} values"));
+            append(pieces, &UNKNOWN.to_string());
+            return;
+        }
+        if let [only] = values.as_slice() {
+            append(pieces, only);
+            return;
+        }
+        let mut out = Vec::with_capacity(pieces.len() * values.len());
+        for piece in pieces.iter() {
+            for v in &values {
+                let mut p = piece.clone();
+                p.text.push_str(v);
+                out.push(p);
+            }
+        }
+        *pieces = out;
+    }
+
+    /// The text a heredoc feeds, with expansions done when its delimiter is unquoted.
+    pub(crate) fn heredoc(&mut self, heredoc: &shuck_ast::Heredoc) -> String {
+        let mut text = String::new();
+        for part in &heredoc.body.parts {
+            match &part.kind {
+                HeredocBodyPart::Literal(t) => text.push_str(literal(t, self.src, part.span)),
+                HeredocBodyPart::Variable(name) => {
+                    let values = self.variable(name.as_str());
+                    text.push_str(&values.join(" "));
+                }
+                HeredocBodyPart::CommandSubstitution { body, .. } => {
+                    let value = self.substitution(body);
+                    text.push_str(&value);
+                }
+                HeredocBodyPart::ArithmeticExpansion { expression_word_ast, .. } => {
+                    self.fields(expression_word_ast);
+                    text.push(UNKNOWN);
+                }
+                HeredocBodyPart::Parameter(_) => text.push(UNKNOWN),
+            }
+        }
+        text
+    }
+}
+
+fn literal<'a>(text: &'a LiteralText, src: &'a str, span: shuck_ast::Span) -> &'a str {
+    text.as_str(src, span)
+}
+
+fn append(pieces: &mut [Piece], text: &str) {
+    for p in pieces {
+        p.text.push_str(text);
+    }
+}
+
+fn mark_quoted(pieces: &mut [Piece]) {
+    for p in pieces {
+        p.quoted = true;
+    }
+}
+
+fn strip_quotes(raw: &str) -> &str {
+    raw.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')).unwrap_or(raw)
+}
+
+/// Unquoted text: a backslash quotes the next character; backslash-newline vanishes;
+/// glob characters make the word's value unknown (it depends on the files present).
+fn unescape_bare(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    let class_closes = raw.contains(']');
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('\n') | None => {}
+                Some(next) => out.push(next),
+            },
+            '*' | '?' => out.push(UNKNOWN),
+            '[' if class_closes && raw.len() > 1 => out.push(UNKNOWN),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Inside double quotes a backslash quotes only `$`, `` ` ``, `"`, `\` and newline.
+fn unescape_double(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some('$' | '`' | '"' | '\\') => {
+                    out.extend(chars.next());
+                    continue;
+                }
+                Some('\n') => {
+                    chars.next();
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Comma-list brace expansion (`s{s,}h`), the form that changes a word's text.
+fn brace_expand(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let Some(open) = bytes.iter().position(|&b| b == b'{') else {
+        return vec![text.to_string()];
+    };
+    let mut depth = 0;
+    let mut commas = Vec::new();
+    let mut close = None;
+    for (i, &b) in bytes.iter().enumerate().skip(open) {
+        match b {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(i);
+                    break;
+                }
+            }
+            b',' if depth == 1 => commas.push(i),
+            _ => {}
+        }
+    }
+    let Some(close) = close else { return vec![text.to_string()] };
+    if commas.is_empty() {
+        return vec![text.to_string()];
+    }
+    let (prefix, suffix) = (&text[..open], &text[close + 1..]);
+    let mut bounds = vec![open];
+    bounds.extend(&commas);
+    bounds.push(close);
+    let mut out = Vec::new();
+    for pair in bounds.windows(2) {
+        let middle = &text[pair[0] + 1..pair[1]];
+        for tail in brace_expand(&format!("{middle}{suffix}")) {
+            if out.len() >= MAX_ALTERNATIVES {
+                return out;
+            }
+            out.push(format!("{prefix}{tail}"));
+        }
+    }
+    // Brace expansion makes separate words.
+    vec![out.join(&SPLIT.to_string())]
+}

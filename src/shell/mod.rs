@@ -1,0 +1,139 @@
+//! Bash source → the simple commands bash would run, with their words expanded as far as
+//! the command itself tells (assignments, loop lists, quoting), and the rest marked unknown.
+//!
+//! The parse is `shuck-parser`'s (docs/decisions/0001-shell-parser.md); this module only walks
+//! its tree. Anything whose value cannot be known statically is written as [`UNKNOWN`], a
+//! character bash strings cannot hold, so later steps can tell a known `atlas` from a
+//! `$host` they must not trust.
+
+mod expand;
+mod walk;
+
+use std::collections::HashMap;
+
+/// Stands for a part of a word whose value cannot be known from the command text.
+pub const UNKNOWN: char = '\0';
+
+/// Limits that keep every input cheap; past them the command is unverifiable.
+pub const MAX_COMMANDS: usize = 4096;
+pub const MAX_ALTERNATIVES: usize = 64;
+
+/// What a command reads on standard input, as far as the command text tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stdin {
+    /// The terminal or the parent's input.
+    Inherited,
+    /// Text from a heredoc, here-string or a pipe from `echo`/`printf`; may hold [`UNKNOWN`].
+    Text(String),
+    /// A pipe or file whose content cannot be known.
+    Unknown,
+}
+
+/// One simple command bash would run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// Program and arguments after expansion and field splitting.
+    pub words: Vec<String>,
+    /// Variables in its environment that the command text set: prefix assignments and
+    /// every assignment before it in the same command.
+    pub env: Vec<(String, String)>,
+    pub stdin: Stdin,
+    /// Files its redirections write to.
+    pub writes: Vec<String>,
+    /// How many payloads (`bash -c`, `eval`, ssh remote commands) it sits inside.
+    pub depth: usize,
+}
+
+/// Every simple command of a shell source, in the order bash would meet them.
+#[derive(Debug, Default, Clone)]
+pub struct Script {
+    pub commands: Vec<Command>,
+    /// Names of variables assigned anywhere, with every value seen (assignments, loops).
+    pub variables: HashMap<String, Vec<String>>,
+    /// Set when a limit was reached: the command cannot be fully verified.
+    pub incomplete: Option<String>,
+}
+
+/// Why a source could not be walked at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError(pub String);
+
+/// Parses `source` as bash and lists the simple commands it would run.
+///
+/// `inherited` holds variables known from an enclosing command (a payload inherits
+/// the assignments made before `bash -c`).
+pub fn parse(source: &str, depth: usize, inherited: &HashMap<String, Vec<String>>) -> Result<Script, ParseError> {
+    let result = shuck_parser::parser::Parser::new(source).parse();
+    if let Some(error) = result.terminal_error {
+        return Err(ParseError(error.to_string()));
+    }
+    if result.status == shuck_parser::parser::ParseStatus::Fatal {
+        return Err(ParseError("the command is not valid bash".into()));
+    }
+    let mut walker = walk::Walker::new(source, depth, inherited.clone());
+    walker.seq(&result.file.body);
+    Ok(walker.finish())
+}
+
+/// Whether a word holds parts that cannot be known.
+pub fn is_known(word: &str) -> bool {
+    !word.contains(UNKNOWN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(source: &str) -> Vec<Vec<String>> {
+        let script = parse(source, 0, &HashMap::new()).expect("parses");
+        script.commands.into_iter().map(|c| c.words).collect()
+    }
+
+    fn w(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn quoting_and_escapes_in_the_program_word() {
+        assert_eq!(words(r#"\ssh "a"tl'as'$'\x41'"#), vec![w(&["ssh", "atlasA"])]);
+        assert_eq!(words(r#"s''sh "x\"y""#), vec![w(&["ssh", "x\"y"])]);
+        assert_eq!(words("ss\\\nh atlas"), vec![w(&["ssh", "atlas"])]);
+    }
+
+    #[test]
+    fn lists_pipes_and_substitutions() {
+        let found = words("a; b && c || d | e & f $(g) `h` <(i)");
+        let programs: Vec<&str> = found.iter().map(|c| c[0].as_str()).collect();
+        assert_eq!(programs, ["a", "b", "c", "d", "e", "g", "h", "i", "f"]);
+    }
+
+    #[test]
+    fn variables_from_the_command_itself() {
+        assert_eq!(words("H=atlas; ssh $H")[1], w(&["ssh", "atlas"]));
+        assert_eq!(words("for h in atlas orion; do ssh $h; done"), vec![w(&["ssh", "atlas"]), w(&["ssh", "orion"])]);
+        assert_eq!(words("C='ssh atlas'; $C uptime")[1], w(&["ssh", "atlas", "uptime"]));
+        assert_eq!(words("ssh \"$X\"")[0], vec!["ssh".to_string(), UNKNOWN.to_string()]);
+        assert_eq!(words("X=; $X ssh atlas")[1], w(&["ssh", "atlas"]));
+        assert_eq!(words("s{s,}h atlas")[0], w(&["ssh", "sh", "atlas"]));
+        assert_eq!(words("$(echo ssh) atlas")[1], w(&["ssh", "atlas"]));
+        assert_eq!(words("echo atlas | while read h; do ssh $h; done")[2], w(&["ssh", "atlas"]));
+    }
+
+    #[test]
+    fn heredocs_and_here_strings_feed_stdin() {
+        let script = parse("bash <<'EOF'\nssh atlas\nEOF\nsh <<< 'ssh orion'", 0, &HashMap::new()).unwrap();
+        assert_eq!(script.commands[0].stdin, Stdin::Text("ssh atlas\n".into()));
+        assert_eq!(script.commands[1].stdin, Stdin::Text("ssh orion".into()));
+        let script = parse("git commit -m \"$(cat <<'EOF'\nfix (the) thing)\nEOF\n)\"", 0, &HashMap::new()).unwrap();
+        assert_eq!(script.commands.last().unwrap().words[0], "git");
+    }
+
+    #[test]
+    fn functions_and_compound_commands_are_walked() {
+        let programs: Vec<String> = words("f() { ssh atlas; }; if x; then y; elif z; then q; else r; fi; case a in b) c;; esac; (s); { t; }; while u; do v; done")
+            .into_iter()
+            .map(|c| c[0].clone())
+            .collect();
+        assert_eq!(programs, ["ssh", "x", "y", "z", "q", "r", "c", "s", "t", "u", "v"]);
+    }
+}
