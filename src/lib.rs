@@ -1,3 +1,59 @@
 //! mesh-guard: keeps AI coding agents on a mesh's own tools.
 pub mod catalog;
 pub mod shell;
+pub mod rules;
+pub mod argv;
+pub mod unwrap;
+pub mod decide;
+pub mod instead;
+pub mod message;
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod hook;
+pub mod session;
+pub mod record;
+pub mod audit;
+
+/// Hooks must never end without an answer (decision 0002): past this, the hook refuses.
+const HOOK_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Runs a command so that every way it can fail still gives a clear answer: a panic or a
+/// hang in `hook` becomes a refusal (exit 2), never a silent pass.
+pub fn main_with(args: cli::Args) -> i32 {
+    let hook_agent = match &args.command {
+        cli::Command::Hook { agent } => Some(match agent {
+            hook::AgentChoice::Gemini => hook::Agent::Gemini,
+            hook::AgentChoice::Copilot => hook::Agent::Copilot,
+            hook::AgentChoice::Cursor => hook::Agent::Cursor,
+            hook::AgentChoice::Codex => hook::Agent::Codex,
+            hook::AgentChoice::Claude | hook::AgentChoice::Auto => hook::Agent::Claude,
+        }),
+        _ => None,
+    };
+    if let Some(agent) = hook_agent {
+        // A panic's own report would be noise to the agent; the refusal below says it.
+        std::panic::set_hook(Box::new(|_| {}));
+        std::thread::spawn(move || {
+            std::thread::sleep(HOOK_DEADLINE);
+            std::process::exit(app::refuse(agent, &app::fail_closed("the check took too long"), None));
+        });
+    }
+    // The walk recurses over the parse tree; a generous stack keeps deep (but bounded)
+    // nesting from overflowing, which no handler could turn into a refusal.
+    let worker = std::thread::Builder::new()
+        .stack_size(256 * 1024 * 1024)
+        .spawn(move || std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| app::run(args))));
+    let result = match worker {
+        Ok(handle) => handle.join().ok().and_then(Result::ok),
+        Err(_) => None,
+    };
+    match (result, hook_agent) {
+        (Some(code), _) => code,
+        (None, Some(agent)) => app::refuse(agent, &session::internal_error_message(), None),
+        (None, None) => {
+            eprintln!("error: mesh-guard failed inside (an internal error)");
+            2
+        }
+    }
+}

@@ -4,7 +4,7 @@
 mod index;
 mod net;
 
-pub use index::{Catalog, HostMatch, MeshObject};
+pub use index::{Catalog, HostBy, HostMatch, MeshObject, ModuleEntry, ToolEntry};
 pub use net::Cidr;
 
 use serde::Deserialize;
@@ -183,4 +183,32 @@ fn collect_toml(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The catalog, read only when a decision needs it: a command with no guarded program
+/// never touches the file.
+pub struct LazyCatalog {
+    path: PathBuf,
+    cell: std::cell::OnceCell<Result<Catalog, Vec<CatalogError>>>,
+}
+
+impl LazyCatalog {
+    pub fn new(path: PathBuf) -> Self {
+        LazyCatalog { path, cell: std::cell::OnceCell::new() }
+    }
+
+    /// An already loaded catalog (tests, benchmarks).
+    pub fn ready(catalog: Catalog) -> Self {
+        let cell = std::cell::OnceCell::new();
+        let _ = cell.set(Ok(catalog));
+        LazyCatalog { path: PathBuf::new(), cell }
+    }
+
+    pub fn get(&self) -> Result<&Catalog, &[CatalogError]> {
+        self.cell.get_or_init(|| load(&self.path)).as_ref().map_err(Vec::as_slice)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
 }

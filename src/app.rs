@@ -1,0 +1,288 @@
+//! The commands: each reads its inputs, runs one decision or view, and maps the result
+//! to the contract's output and exit code.
+
+use crate::catalog::{self, Catalog, LazyCatalog};
+use crate::cli::{Args, CatalogAction, Command, TableFormat};
+use crate::config::Paths;
+use crate::decide::{Decision, Guard, PassReason, Refusal, Rule};
+use crate::hook::{self, Action, Agent, AgentChoice};
+use crate::instead::{self, Known, Suggestion};
+use crate::message;
+use crate::rules::Rules;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+pub fn run(args: Args) -> i32 {
+    let paths = Paths::resolve(args.catalog, args.db, args.rules);
+    match args.command {
+        Command::Hook { agent } => hook_main(&paths, agent),
+        Command::Check { json, command } => check(&paths, &command.join(" "), json),
+        Command::Catalog { action: CatalogAction::Check } => catalog_check(&paths),
+        Command::InsteadOf { format } => instead_of(&paths, format),
+        Command::Search { command } => search(&paths, &command.join(" ")),
+        Command::SessionStart { agent } => crate::session::start(&paths, agent),
+        Command::Audit { action, kind, since, until, session, limit, format } => {
+            crate::session::audit(&paths, action, crate::session::AuditQuery { kind, since, until, session, limit, format })
+        }
+    }
+}
+
+/// A decision and everything the answer needs.
+pub struct Outcome {
+    pub decision: Decision,
+    pub instead: Vec<Suggestion>,
+    pub message: String,
+}
+
+/// Decides one shell command against the rules and the catalog at `paths`.
+pub fn decide(paths: &Paths, rules: &Rules, catalog: &LazyCatalog, source: &str, cwd: Option<PathBuf>) -> Outcome {
+    let protected = paths.protected(cwd);
+    let guard = Guard { rules, catalog, protected: &protected };
+    let decision = guard.decide(source);
+    let (instead, message) = match &decision {
+        Decision::Refuse(refusal) => {
+            let instead = match catalog.get() {
+                Ok(c) if is_mesh_rule(refusal.rule) => suggestions(c, refusal),
+                _ => Vec::new(),
+            };
+            let message = message::render(refusal, &instead);
+            (instead, message)
+        }
+        Decision::Pass(_) => (Vec::new(), String::new()),
+    };
+    Outcome { decision, instead, message }
+}
+
+fn is_mesh_rule(rule: Rule) -> bool {
+    matches!(rule, Rule::RemoteAccess | Rule::RemoteDaemon | Rule::MeshContainer | Rule::MeshUnit)
+}
+
+pub fn suggestions(catalog: &Catalog, refusal: &Refusal) -> Vec<Suggestion> {
+    instead::rank(catalog, &refusal.command, &Known::from_command(catalog, refusal), 3)
+}
+
+/// The refusal for what went wrong before a decision could be made.
+pub fn fail_closed(detail: &str) -> String {
+    message::render(&Refusal::plain(Rule::FailClosed, "this command", detail), &[])
+}
+
+fn load_rules(paths: &Paths) -> Result<Rules, String> {
+    Rules::load(paths.rules.as_deref()).map_err(|e| e.to_string())
+}
+
+// ---- hook ----------------------------------------------------------------------------
+
+/// Past this, stdin is not read further and the event is refused.
+const MAX_EVENT_BYTES: u64 = 8 * 1024 * 1024;
+
+fn hook_main(paths: &Paths, choice: AgentChoice) -> i32 {
+    let mut input = Vec::new();
+    let read = std::io::stdin().take(MAX_EVENT_BYTES + 1).read_to_end(&mut input);
+    let fallback_agent = match choice {
+        AgentChoice::Gemini => Agent::Gemini,
+        AgentChoice::Copilot => Agent::Copilot,
+        AgentChoice::Cursor => Agent::Cursor,
+        AgentChoice::Codex => Agent::Codex,
+        AgentChoice::Claude | AgentChoice::Auto => Agent::Claude,
+    };
+    if read.is_err() {
+        return refuse(fallback_agent, &fail_closed("the hook input could not be read"), None);
+    }
+    if input.len() as u64 > MAX_EVENT_BYTES {
+        return refuse(fallback_agent, &fail_closed("the hook input is larger than 8 MiB"), None);
+    }
+    let event = match hook::parse(choice, &input) {
+        Ok(event) => event,
+        Err(why) => return refuse(fallback_agent, &fail_closed(&why), None),
+    };
+    let rules = match load_rules(paths) {
+        Ok(rules) => rules,
+        Err(_) => return refuse(event.agent, &fail_closed("the guard's rules are invalid"), None),
+    };
+    let catalog = LazyCatalog::new(paths.catalog.clone());
+    let cwd = Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute());
+    let command = match &event.action {
+        Action::Shell { command } => command.clone(),
+        Action::WriteFile { path, content } => {
+            return match write_refusal(paths, path, content, cwd) {
+                Some(refusal) => {
+                    let message = message::render(&refusal, &[]);
+                    crate::session::answer_refusal(paths, &event, &refusal, &[], &message)
+                }
+                None => 0,
+            };
+        }
+        Action::Other => return 0,
+    };
+    let outcome = decide(paths, &rules, &catalog, &command, cwd);
+    match &outcome.decision {
+        Decision::Pass(_) => 0,
+        Decision::Refuse(refusal) => crate::session::answer_refusal(paths, &event, refusal, &outcome.instead, &outcome.message),
+    }
+}
+
+/// A file-writing tool may not set the override or change the guard's own files.
+fn write_refusal(paths: &Paths, path: &str, content: &str, cwd: Option<PathBuf>) -> Option<Refusal> {
+    let protected = paths.protected(cwd);
+    let rules = Rules::default();
+    let catalog = LazyCatalog::ready(Catalog::default());
+    let guard = Guard { rules: &rules, catalog: &catalog, protected: &protected };
+    if guard.is_protected(path) {
+        return Some(Refusal {
+            detail: "it changes the guard's own files (its catalog, rules, record or plugin); those are the operator's".into(),
+            ..Refusal::plain(Rule::SelfProtection, &format!("write {path}"), "")
+        });
+    }
+    let setting = format!("{}=", crate::decide::OVERRIDE_VAR);
+    let exporting = content.contains(&setting) || content.contains(&format!("{} ", crate::decide::OVERRIDE_VAR)) && content.contains("export");
+    exporting.then(|| Refusal {
+        detail: format!("it writes {}, which only the operator may set", crate::decide::OVERRIDE_VAR),
+        ..Refusal::plain(Rule::Override, &format!("write {path}"), "")
+    })
+}
+
+/// Prints a refusal the agent understands and exits 2.
+pub fn refuse(agent: Agent, message: &str, note: Option<&str>) -> i32 {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", hook::deny(agent, message));
+    let _ = out.flush();
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{message}");
+    if let Some(note) = note {
+        let _ = writeln!(err, "{note}");
+    }
+    2
+}
+
+// ---- check, search, instead-of, catalog check ------------------------------------------
+
+fn check(paths: &Paths, source: &str, json: bool) -> i32 {
+    let rules = match load_rules(paths) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let catalog = LazyCatalog::new(paths.catalog.clone());
+    let cwd = std::env::current_dir().ok();
+    let outcome = decide(paths, &rules, &catalog, source, cwd);
+    if let Decision::Refuse(r) = &outcome.decision {
+        if r.rule == Rule::FailClosed {
+            if let Err(errors) = catalog.get() {
+                for e in errors {
+                    eprintln!("error: {e}");
+                }
+                return 2;
+            }
+        }
+    }
+    let (decision, reason, rule, target) = match &outcome.decision {
+        Decision::Pass(PassReason::NotMesh) => ("pass", "no program it runs reaches the mesh".to_string(), String::new(), String::new()),
+        Decision::Pass(PassReason::ForgeAccount { account }) => ("pass", format!("`{account}` is the forge's git account"), "forge-account".to_string(), account.clone()),
+        Decision::Refuse(r) => ("refuse", refusal_reason(r), r.rule.id().to_string(), r.target.clone()),
+    };
+    if json {
+        let instead: Vec<_> = outcome.instead.iter().map(|s| serde_json::json!({"tool": s.tool, "usage": s.usage})).collect();
+        let object = serde_json::json!({
+            "decision": decision, "reason": reason, "rule": rule, "target": target,
+            "instead": instead, "message": outcome.message,
+        });
+        println!("{object}");
+    } else if decision == "pass" {
+        println!("pass: {reason}");
+    } else {
+        println!("refuse [{rule}]: {reason}");
+        for s in &outcome.instead {
+            println!("  instead: {}  ({})", s.usage, s.tool);
+        }
+        println!("\nThe agent would read:\n{}", outcome.message);
+    }
+    if decision == "pass" { 0 } else { 1 }
+}
+
+fn refusal_reason(r: &Refusal) -> String {
+    if r.reaches.is_empty() {
+        r.detail.clone()
+    } else if r.detail.is_empty() {
+        format!("it reaches {} {}", r.reaches, if r.over.is_empty() { String::new() } else { format!("through {}", r.over) }).trim_end().to_string()
+    } else {
+        format!("{}; it names {}", r.detail, r.reaches)
+    }
+}
+
+fn load_catalog(paths: &Paths) -> Result<Catalog, i32> {
+    catalog::load(&paths.catalog).map_err(|errors| {
+        for e in errors {
+            eprintln!("error: {e}");
+        }
+        2
+    })
+}
+
+fn catalog_check(paths: &Paths) -> i32 {
+    match catalog::load(&paths.catalog) {
+        Ok(c) => {
+            println!("{}: valid ({} machines, {} tools)", paths.catalog.display(), c.machine_count(), c.tools().len());
+            0
+        }
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            1
+        }
+    }
+}
+
+fn search(paths: &Paths, source: &str) -> i32 {
+    let catalog = match load_catalog(paths) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let Ok(words) = shell_words::split(source) else {
+        eprintln!("error: the command is not valid shell words");
+        return 2;
+    };
+    let found = instead::rank(&catalog, &words, &Known::default(), usize::MAX);
+    if found.is_empty() {
+        println!("No mesh tool replaces `{source}`: one must be created.");
+        return 1;
+    }
+    for s in found {
+        let owner = s.module.as_deref().map(|m| format!("tool of module {m}")).unwrap_or_else(|| "seat verb".into());
+        println!("{}\t{}\t({owner}; replaces `{}`)", s.usage, s.tool, s.matched);
+    }
+    0
+}
+
+fn instead_of(paths: &Paths, format: TableFormat) -> i32 {
+    let catalog = match load_catalog(paths) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    print!("{}", instead_of_table(&catalog, format));
+    0
+}
+
+/// The "instead of" table: every `replaces` shape → the tool and its usage.
+pub fn instead_of_table(catalog: &Catalog, format: TableFormat) -> String {
+    let rows: Vec<(&str, &str, &str)> = catalog
+        .tools()
+        .iter()
+        .flat_map(|t| t.replaces.iter().map(move |r| (r.as_str(), t.name.as_str(), t.usage.as_str())))
+        .collect();
+    match format {
+        TableFormat::Json => {
+            let list: Vec<_> = rows.iter().map(|(r, t, u)| serde_json::json!({"instead_of": r, "tool": t, "usage": u})).collect();
+            format!("{}\n", serde_json::Value::Array(list))
+        }
+        TableFormat::Markdown => {
+            let mut out = String::from("| instead of | use | tool |\n|---|---|---|\n");
+            for (r, t, u) in rows {
+                out.push_str(&format!("| `{}` | `{}` | {} |\n", r.replace('|', "\\|"), u.replace('|', "\\|"), t));
+            }
+            out
+        }
+    }
+}

@@ -1,0 +1,486 @@
+//! One decision: shell source × rules × catalog → pass, or a refusal with its facts.
+//!
+//! The walk first collects, without the catalog, every place a guarded program names a
+//! target; only if there is one is the catalog read (so a command with no guarded program
+//! passes even when the catalog is broken, and costs no file read).
+
+pub mod target;
+
+use crate::argv::{self, Arg, base_name};
+use crate::catalog::{Catalog, LazyCatalog, MeshObject};
+use crate::rules::{Program, Role, Rules};
+use crate::shell::{self, Command, Script, Stdin, UNKNOWN};
+use crate::unwrap::{Step, unwrap};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Commands longer than this are refused unread: nothing legitimate an agent types is this
+/// long, and the bound keeps every answer fast.
+pub const MAX_SOURCE_BYTES: usize = 256 * 1024;
+/// Payloads inside payloads (`bash -c "ssh x 'sh -c …'"`) past this depth are refused.
+pub const MAX_PAYLOAD_DEPTH: usize = 8;
+
+pub const OVERRIDE_VAR: &str = "MESH_GUARD_OVERRIDE";
+
+/// Stable rule ids, in hook output, `check --json` and the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    RemoteAccess,
+    RemoteDaemon,
+    MeshContainer,
+    MeshUnit,
+    Override,
+    Unverifiable,
+    SelfProtection,
+    FailClosed,
+}
+
+impl Rule {
+    pub fn id(self) -> &'static str {
+        match self {
+            Rule::RemoteAccess => "remote-access",
+            Rule::RemoteDaemon => "remote-daemon",
+            Rule::MeshContainer => "mesh-container",
+            Rule::MeshUnit => "mesh-unit",
+            Rule::Override => "self-override",
+            Rule::Unverifiable => "unverifiable",
+            Rule::SelfProtection => "self-protection",
+            Rule::FailClosed => "fail-closed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub enum Decision {
+    Pass(PassReason),
+    Refuse(Refusal),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PassReason {
+    /// No program the guard knows reaches anything of the mesh.
+    NotMesh,
+    /// `git_user@forge`: the forge's git account.
+    ForgeAccount { account: String },
+}
+
+/// The facts of a refusal; `message` renders them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub rule: Rule,
+    /// The command that is refused, as it runs once wrappers are off (program first).
+    pub command: Vec<String>,
+    /// What it reaches, in words: "mesh machine `atlas`".
+    pub reaches: String,
+    /// How: "over ssh", "through the container engine".
+    pub over: String,
+    /// The name it reaches (`atlas`, `mesh-controller`).
+    pub target: String,
+    pub object: Option<MeshObject>,
+    /// The command's shape, for "one must be created": `docker inspect <container>`.
+    pub shape: String,
+    /// The machine the command reaches, when it says, for filling usages.
+    pub machine: Option<String>,
+    /// What could not be known or checked (unverifiable, fail-closed).
+    pub detail: String,
+}
+
+impl Refusal {
+    pub fn plain(rule: Rule, command: &str, detail: impl Into<String>) -> Refusal {
+        Refusal {
+            rule,
+            command: vec![command.to_string()],
+            reaches: String::new(),
+            over: String::new(),
+            target: String::new(),
+            object: None,
+            shape: String::new(),
+            machine: None,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Where the guard's own files are, for self-protection.
+#[derive(Debug, Clone, Default)]
+pub struct Protected {
+    pub paths: Vec<PathBuf>,
+    /// The working directory relative paths in the command resolve against.
+    pub cwd: Option<PathBuf>,
+    pub home: Option<PathBuf>,
+}
+
+pub struct Guard<'a> {
+    pub rules: &'a Rules,
+    pub catalog: &'a LazyCatalog,
+    pub protected: &'a Protected,
+}
+
+/// A place where a guarded program names a target, found before the catalog is read.
+#[derive(Debug, Clone)]
+struct Candidate {
+    role: Role,
+    value: String,
+    command: Vec<String>,
+    over: String,
+    shape: String,
+    user: Option<String>,
+}
+
+#[derive(Default)]
+struct Walk {
+    candidates: Vec<Candidate>,
+    unknown_programs: Vec<Vec<String>>,
+    unparsable: Vec<String>,
+    /// Every word met, for "does the command name a mesh object".
+    words: Vec<String>,
+    refusal: Option<Refusal>,
+    incomplete: Option<String>,
+}
+
+impl Guard<'_> {
+    pub fn decide(&self, source: &str) -> Decision {
+        if source.len() > MAX_SOURCE_BYTES {
+            return Decision::Refuse(Refusal::plain(
+                Rule::Unverifiable,
+                &source[..source.floor_char_boundary(80)],
+                format!("the command is longer than {} KiB, too long to check", MAX_SOURCE_BYTES / 1024),
+            ));
+        }
+        let mut walk = Walk::default();
+        match shell::parse(source, 0, &HashMap::new()) {
+            Ok(script) => self.script(script, &mut walk),
+            Err(_) => walk.unparsable.push(source.to_string()),
+        }
+        if let Some(refusal) = walk.refusal {
+            return Decision::Refuse(refusal);
+        }
+        if let Some(why) = walk.incomplete {
+            return Decision::Refuse(Refusal::plain(Rule::Unverifiable, source, why));
+        }
+        let quick_pass = walk.candidates.is_empty()
+            && walk.unknown_programs.is_empty()
+            && walk.unparsable.iter().all(|text| !self.mentions_guarded_program(text));
+        if quick_pass && walk.unparsable.is_empty() {
+            return Decision::Pass(PassReason::NotMesh);
+        }
+        let catalog = match self.catalog.get() {
+            Ok(catalog) => catalog,
+            Err(_) => {
+                return Decision::Refuse(Refusal::plain(
+                    Rule::FailClosed,
+                    source,
+                    "the mesh catalog is missing or invalid, so a command that runs a guarded program cannot be checked",
+                ));
+            }
+        };
+        self.judge(catalog, source, walk)
+    }
+
+    fn script(&self, script: Script, walk: &mut Walk) {
+        if let Some(why) = script.incomplete {
+            walk.incomplete.get_or_insert(why);
+        }
+        for command in script.commands {
+            self.command(command, walk);
+        }
+    }
+
+    fn command(&self, command: Command, walk: &mut Walk) {
+        walk.words.extend(command.words.iter().cloned());
+        if walk.refusal.is_none() {
+            walk.refusal = self.override_attempt(&command).or_else(|| self.self_protection(&command));
+        }
+        let mut steps = Vec::new();
+        unwrap(self.rules, command, &mut steps);
+        for step in steps {
+            match step {
+                Step::Run(command) => self.invocation(&command, walk),
+                Step::UnknownProgram(command) => walk.unknown_programs.push(command.words),
+                Step::Shell { source, depth, env } => self.payload(&source, depth, &env, walk),
+            }
+        }
+    }
+
+    fn payload(&self, source: &str, depth: usize, env: &[(String, String)], walk: &mut Walk) {
+        if depth > MAX_PAYLOAD_DEPTH {
+            walk.incomplete.get_or_insert(format!("it nests shell payloads more than {MAX_PAYLOAD_DEPTH} deep"));
+            return;
+        }
+        let mut vars: HashMap<String, Vec<String>> = HashMap::new();
+        for (name, value) in env {
+            vars.entry(name.clone()).or_default().push(value.clone());
+        }
+        match shell::parse(source, depth, &vars) {
+            Ok(script) => self.script(script, walk),
+            Err(_) => walk.unparsable.push(source.to_string()),
+        }
+    }
+
+    /// Case 4: a command may not grant itself the operator's override.
+    fn override_attempt(&self, command: &Command) -> Option<Refusal> {
+        let sets = command.env.iter().any(|(name, _)| name == OVERRIDE_VAR)
+            || command.words.iter().skip(1).any(|w| w.starts_with(&format!("{OVERRIDE_VAR}=")));
+        let assignment = format!("{OVERRIDE_VAR}=");
+        let writes_it = !command.writes.is_empty()
+            && (command.words.iter().any(|w| w.contains(OVERRIDE_VAR))
+                || matches!(&command.stdin, Stdin::Text(t) if t.contains(&assignment)));
+        let edits_it = command.words.first().is_some_and(|p| matches!(base_name(p), "tee" | "sed" | "dd" | "install" | "cp" | "mv" | "ln"))
+            && (command.words.iter().any(|w| w.contains(&assignment)) || matches!(&command.stdin, Stdin::Text(t) if t.contains(&assignment)));
+        (sets || writes_it || edits_it).then(|| Refusal {
+            detail: format!("it sets {OVERRIDE_VAR}, which only the operator may set, in the environment the session starts with"),
+            ..Refusal::plain(Rule::Override, &command.words.join(" "), "")
+        })
+    }
+
+    /// The guard's own catalog, rules, record and plugin are not the agent's to change.
+    fn self_protection(&self, command: &Command) -> Option<Refusal> {
+        if self.protected.paths.is_empty() {
+            return None;
+        }
+        let program = command.words.first().map(|p| base_name(p)).unwrap_or("");
+        let writers = ["rm", "mv", "cp", "tee", "truncate", "shred", "unlink", "rmdir", "ln", "chmod", "chown", "install", "dd", "touch", "rsync", "sqlite3", "sqlite", "sqlitebrowser", "litecli", "sed", "perl", "vi", "vim", "nano", "emacs", "ed"];
+        let mut touched = command.writes.clone();
+        if writers.contains(&program) {
+            touched.extend(command.words.iter().skip(1).map(|w| w.strip_prefix("of=").unwrap_or(w).to_string()));
+        }
+        let hit = touched.iter().find(|w| self.is_protected(w))?;
+        let what = if program.starts_with("sqlite") || program == "litecli" { "opens the guard's audit record with another client" } else { "changes the guard's own files (its catalog, rules, record or plugin)" };
+        Some(Refusal {
+            detail: format!("it {what}; those are the operator's"),
+            target: base_name(hit).to_string(),
+            ..Refusal::plain(Rule::SelfProtection, &command.words.join(" "), "")
+        })
+    }
+
+    pub fn is_protected(&self, word: &str) -> bool {
+        if word.is_empty() || word.starts_with('-') || word.contains(UNKNOWN) {
+            return false;
+        }
+        let path = resolve_path(word, self.protected);
+        self.protected.paths.iter().any(|p| {
+            path.starts_with(p) || {
+                let (p, w) = (p.to_string_lossy(), path.to_string_lossy());
+                w.strip_prefix(p.as_ref()).is_some_and(|rest| matches!(rest, "-wal" | "-shm" | "-journal"))
+            }
+        })
+    }
+
+    fn mentions_guarded_program(&self, text: &str) -> bool {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+            .any(|token| self.rules.is_guarded(token))
+    }
+
+    /// A guarded program: collect every target its options, environment and operands name.
+    fn invocation(&self, command: &Command, walk: &mut Walk) {
+        let Some(first) = command.words.first() else { return };
+        let program = base_name(first);
+        let Some(spec) = self.rules.program(program) else { return };
+        let mut args: Vec<String> = command.words[1..].to_vec();
+        let (spec, name) = match spec.same_as.split_first() {
+            Some((real, sub)) => match self.rules.program(real) {
+                Some(real_spec) => {
+                    let mut rewritten = sub.to_vec();
+                    rewritten.extend(args);
+                    args = rewritten;
+                    (real_spec, program.to_string())
+                }
+                None => return,
+            },
+            None => (spec, program.to_string()),
+        };
+        let context = Context { command, over: spec.over.clone(), shape: vec![name], user: None };
+        self.program_args(spec, None, &args, context, walk);
+    }
+
+    fn program_args(&self, spec: &Program, parent: Option<&Program>, args: &[String], mut cx: Context, walk: &mut Walk) {
+        let scanned = argv::scan(&spec.syntax, args);
+        if argv::has(&scanned, &spec.inert) {
+            return;
+        }
+        for arg in &scanned {
+            if let Arg::Option { name, value } = arg {
+                match spec.options.get(name) {
+                    Some(Role::User) => cx.user = value.clone(),
+                    Some(Role::SshOption) => {
+                        if let Some(user) = value.as_deref().and_then(|v| target::ssh_option(v)).and_then(|(k, v)| (k == "user").then_some(v)) {
+                            cx.user = Some(user.to_string());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for arg in &scanned {
+            if let Arg::Option { name, value } = arg {
+                if let Some(&role) = spec.options.get(name) {
+                    let shape = format!("{} {name} <{}>", cx.shape.join(" "), target::placeholder(role));
+                    self.candidate(role, value.clone().unwrap_or_default(), &cx, shape, walk);
+                }
+            }
+        }
+        for (var, role) in &spec.env {
+            for (name, value) in &cx.command.env {
+                if name == var {
+                    let shape = format!("{var}=<{}> {}", target::placeholder(*role), cx.shape.join(" "));
+                    self.candidate(*role, value.clone(), &cx, shape, walk);
+                }
+            }
+        }
+        let operands: Vec<&str> = argv::operands(&scanned).collect();
+        let subcommands = if spec.parent_subcommands { parent.map(|p| p.subcommand.as_slice()).unwrap_or(&[]) } else { spec.subcommand.as_slice() };
+        if !subcommands.is_empty() {
+            if let Some((first, rest)) = operands.split_first() {
+                if let Some(sub) = subcommands.iter().find(|s| s.names.iter().any(|n| n == first)) {
+                    let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
+                    cx.shape.push(first.to_string());
+                    // A nested subcommand table (`docker container logs`) is the parent's.
+                    let parent = if sub.parent_subcommands { parent.or(Some(spec)) } else { Some(spec) };
+                    self.program_args(sub, parent, &rest, cx, walk);
+                    return;
+                }
+            }
+        }
+        let mut at = 0;
+        for operand in &spec.operands {
+            if at >= operands.len() {
+                break;
+            }
+            let taken: Vec<&str> = if operand.rest { operands[at..].to_vec() } else { vec![operands[at]] };
+            at += taken.len();
+            match operand.role {
+                Role::RemoteCommand => {
+                    let source = taken.join(" ");
+                    self.payload(&source, cx.command.depth + 1, &[], walk);
+                }
+                Role::Command => {
+                    let nested = Command { words: taken.iter().map(|s| s.to_string()).collect(), depth: cx.command.depth + 1, ..cx.command.clone() };
+                    self.command(nested, walk);
+                }
+                Role::Ignore => {}
+                role => {
+                    for value in taken {
+                        let mut shape = format!("{} <{}>", cx.shape.join(" "), target::placeholder(role));
+                        // `ssh atlas journalctl …`: the remote program is part of the shape.
+                        if let Some(next) = spec.operands.get(1).filter(|o| o.role == Role::RemoteCommand) {
+                            let _ = next;
+                            if let Some(remote) = operands.get(at) {
+                                shape = format!("{shape} {}", base_name(remote));
+                            }
+                        }
+                        self.candidate(role, value.to_string(), &cx, shape, walk);
+                    }
+                }
+            }
+        }
+    }
+
+    fn candidate(&self, role: Role, value: String, cx: &Context, shape: String, walk: &mut Walk) {
+        if role == Role::Rsh || (role == Role::SshOption && value.to_ascii_lowercase().starts_with("proxycommand")) {
+            let source = if role == Role::Rsh { value.clone() } else { target::ssh_option(&value).map(|(_, v)| v.to_string()).unwrap_or_default() };
+            self.payload(&source, cx.command.depth + 1, &[], walk);
+            if role == Role::Rsh {
+                return;
+            }
+        }
+        walk.candidates.push(Candidate { role, value, command: cx.command.words.clone(), over: cx.over.clone(), shape, user: cx.user.clone() });
+    }
+
+    /// With the catalog: the first candidate that reaches the mesh is refused.
+    fn judge(&self, catalog: &Catalog, source: &str, walk: Walk) -> Decision {
+        let mut forge = None;
+        let mut unknown = None;
+        for c in &walk.candidates {
+            match target::resolve(catalog, c.role, &c.value, c.user.as_deref()) {
+                target::Resolved::Nothing => {}
+                target::Resolved::Unknown => {
+                    unknown.get_or_insert_with(|| (c.command.clone(), c.value.replace(UNKNOWN, "…")));
+                }
+                target::Resolved::Forge(account) => forge = Some(account),
+                target::Resolved::Mesh { object, rule, machine } => {
+                    return Decision::Refuse(Refusal {
+                        rule,
+                        command: c.command.clone(),
+                        reaches: object.describe(),
+                        over: c.over.clone(),
+                        target: object.name().to_string(),
+                        object: Some(object),
+                        shape: c.shape.trim().to_string(),
+                        machine,
+                        detail: String::new(),
+                    });
+                }
+            }
+        }
+        let named = walk.words.iter().find_map(|w| names_mesh_object(catalog, w));
+        if let Some(object) = named {
+            let why = if let Some(words) = walk.unknown_programs.first() {
+                Some((words.clone(), format!("its program `{}` cannot be known before it runs", words[0].replace(UNKNOWN, "…"))))
+            } else if let Some((command, value)) = unknown {
+                Some((command, format!("its target `{value}` cannot be known before it runs")))
+            } else {
+                walk.unparsable.first().map(|text| (vec![text.clone()], "part of it cannot be parsed as a shell command".to_string()))
+            };
+            if let Some((command, detail)) = why {
+                return Decision::Refuse(Refusal {
+                    reaches: object.describe(),
+                    target: object.name().to_string(),
+                    object: Some(object),
+                    command,
+                    detail,
+                    ..Refusal::plain(Rule::Unverifiable, source, "")
+                });
+            }
+        }
+        if walk.unparsable.iter().any(|text| self.mentions_guarded_program(text)) {
+            return Decision::Refuse(Refusal::plain(Rule::Unverifiable, source, "part of it cannot be parsed as a shell command, and it mentions a program the guard checks"));
+        }
+        match forge {
+            Some(account) => Decision::Pass(PassReason::ForgeAccount { account }),
+            None => Decision::Pass(PassReason::NotMesh),
+        }
+    }
+}
+
+struct Context<'c> {
+    command: &'c Command,
+    over: String,
+    shape: Vec<String>,
+    user: Option<String>,
+}
+
+/// Whether a word, or a piece of it between separators, names something of the mesh.
+fn names_mesh_object(catalog: &Catalog, word: &str) -> Option<MeshObject> {
+    word.split(|c: char| c == UNKNOWN || c.is_whitespace() || matches!(c, '@' | ':' | '/' | '=' | ',' | '\'' | '"' | ';' | '(' | ')'))
+        .filter(|piece| !piece.is_empty())
+        .find_map(|piece| catalog.object(piece))
+}
+
+/// A path word as the program would open it: `~` is home, relative is under the cwd, and
+/// `.`/`..` are resolved without touching the file system.
+fn resolve_path(word: &str, protected: &Protected) -> PathBuf {
+    let expanded = match (word.strip_prefix("~/"), &protected.home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(word),
+    };
+    let absolute = match (&protected.cwd, expanded.is_absolute()) {
+        (Some(cwd), false) => cwd.join(expanded),
+        _ => expanded,
+    };
+    let mut out = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+pub fn normalize_protected(path: &Path) -> PathBuf {
+    resolve_path(&path.to_string_lossy(), &Protected::default())
+}

@@ -1,0 +1,167 @@
+//! A target word in its role → the mesh object it names, if any. Host forms (`user@`,
+//! `:port`, `ssh://`, `host:path`, `[v6]`) are taken apart here, once for every program.
+
+use super::Rule;
+use crate::catalog::{Catalog, MeshObject};
+use crate::rules::Role;
+use crate::shell::UNKNOWN;
+
+pub(super) enum Resolved {
+    Nothing,
+    /// The target is (partly) a value the command does not give.
+    Unknown,
+    /// The forge's git account: passes.
+    Forge(String),
+    Mesh { object: MeshObject, rule: Rule, machine: Option<String> },
+}
+
+/// The placeholder a role stands for in a `replaces` shape.
+pub(super) fn placeholder(role: Role) -> &'static str {
+    match role {
+        Role::Host | Role::HostPath | Role::Jump | Role::SshOption | Role::DaemonHost | Role::Context => "machine",
+        Role::Machine => "machine",
+        Role::Unit => "unit",
+        Role::Container | Role::Service | Role::CopyPath => "container",
+        Role::JournalMatch => "match",
+        Role::User | Role::Rsh | Role::RemoteCommand | Role::Command | Role::Ignore => "arg",
+    }
+}
+
+/// `-o Key=Value` or `-o "Key Value"` → (lowercased key, value).
+pub(super) fn ssh_option(text: &str) -> Option<(String, &str)> {
+    let text = text.trim();
+    let at = text.find(|c: char| c == '=' || c.is_whitespace())?;
+    let value = text[at + 1..].trim_start_matches(|c: char| c == '=' || c.is_whitespace());
+    Some((text[..at].to_ascii_lowercase(), value))
+}
+
+/// `[user@]host[:port]`, `ssh://[user@]host[:port]/…`, `[v6addr]:port` → (user, host).
+fn split_host(word: &str) -> (Option<&str>, &str) {
+    let rest = word.split_once("://").map_or(word, |(_, r)| r);
+    let rest = rest.split('/').next().unwrap_or(rest);
+    let (user, host) = match rest.rsplit_once('@') {
+        Some((user, host)) => (Some(user), host),
+        None => (None, rest),
+    };
+    if let Some(v6) = host.strip_prefix('[') {
+        return (user, v6.split(']').next().unwrap_or(v6));
+    }
+    // A bare IPv6 address has several colons; `host:port` has one.
+    if host.matches(':').count() > 1 {
+        return (user, host);
+    }
+    (user, host.split(':').next().unwrap_or(host))
+}
+
+/// The host part of an scp/rsync operand, if it names one: `user@host:path`, `host::mod`,
+/// `rsync://host/mod`. A local path (`./a:b`, `/x:y`) names none.
+fn host_of_path(word: &str) -> Option<&str> {
+    if let Some((scheme, _)) = word.split_once("://") {
+        return matches!(scheme, "scp" | "sftp" | "ssh" | "rsync").then_some(word);
+    }
+    let colon = word.find(':')?;
+    let before = &word[..colon];
+    if before.is_empty() || before.contains('/') {
+        return None;
+    }
+    if before.starts_with('[') {
+        return word.find("]:").map(|end| &word[..end + 1]);
+    }
+    Some(before)
+}
+
+pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&str>) -> Resolved {
+    match role {
+        Role::Host | Role::DaemonHost => host(catalog, value, user, rule_for(role)),
+        Role::HostPath => match host_of_path(value) {
+            Some(h) => host(catalog, h, user, Rule::RemoteAccess),
+            None if value.contains(UNKNOWN) && !value.starts_with('/') && !value.starts_with('.') => Resolved::Unknown,
+            None => Resolved::Nothing,
+        },
+        Role::Jump => value
+            .split(',')
+            .map(|hop| host(catalog, hop, None, Rule::RemoteAccess))
+            .find(|r| !matches!(r, Resolved::Nothing | Resolved::Forge(_)))
+            .unwrap_or(Resolved::Nothing),
+        Role::SshOption => match ssh_option(value) {
+            Some((key, v)) if key == "proxyjump" => resolve(catalog, Role::Jump, v, None),
+            Some((key, v)) if key == "hostname" => host(catalog, v, user, Rule::RemoteAccess),
+            _ => Resolved::Nothing,
+        },
+        Role::Context => named(catalog.host(value).map(MeshObject::Machine), value, Rule::RemoteDaemon),
+        Role::Machine => {
+            let (_, name) = split_host(value);
+            named(catalog.container(name).or_else(|| catalog.host(name).map(MeshObject::Machine)), value, Rule::RemoteDaemon)
+        }
+        Role::Unit => named(catalog.unit(value), value, Rule::MeshUnit),
+        Role::Container => named(catalog.container(value), value, Rule::MeshContainer),
+        Role::Service => named(catalog.container(value).or_else(|| catalog.module(value)), value, Rule::MeshContainer),
+        Role::CopyPath => match value.split_once(':') {
+            Some((name, _)) if !name.contains('/') => named(catalog.container(name), name, Rule::MeshContainer),
+            _ => Resolved::Nothing,
+        },
+        Role::JournalMatch => match value.split_once('=') {
+            Some(("_SYSTEMD_UNIT" | "UNIT" | "USER_UNIT" | "_SYSTEMD_USER_UNIT", unit)) => named(catalog.unit(unit), unit, Rule::MeshUnit),
+            Some(("CONTAINER_NAME" | "CONTAINER_TAG", name)) => named(catalog.container(name), name, Rule::MeshContainer),
+            _ => Resolved::Nothing,
+        },
+        Role::User | Role::Rsh | Role::RemoteCommand | Role::Command | Role::Ignore => Resolved::Nothing,
+    }
+}
+
+fn rule_for(role: Role) -> Rule {
+    if role == Role::DaemonHost { Rule::RemoteDaemon } else { Rule::RemoteAccess }
+}
+
+fn named(object: Option<MeshObject>, value: &str, rule: Rule) -> Resolved {
+    match object {
+        Some(object) => Resolved::Mesh { machine: None, object, rule },
+        None if value.contains(UNKNOWN) => Resolved::Unknown,
+        None => Resolved::Nothing,
+    }
+}
+
+fn host(catalog: &Catalog, word: &str, option_user: Option<&str>, rule: Rule) -> Resolved {
+    if let Some(unix) = word.strip_prefix("unix://").or_else(|| word.strip_prefix("npipe://")) {
+        let _ = unix;
+        return Resolved::Nothing;
+    }
+    let (user, name) = split_host(word);
+    if name.contains(UNKNOWN) {
+        return Resolved::Unknown;
+    }
+    let Some(found) = catalog.host(name) else { return Resolved::Nothing };
+    let user = user.or(option_user);
+    if rule == Rule::RemoteAccess && user.is_some_and(|u| !u.contains(UNKNOWN)) && catalog.is_forge_account(user, &found.machine) {
+        return Resolved::Forge(format!("{}@{}", user.unwrap_or_default(), found.machine));
+    }
+    let machine = Some(found.machine.clone());
+    Resolved::Mesh { object: MeshObject::Machine(found), rule, machine }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_forms() {
+        assert_eq!(split_host("git@forge:22"), (Some("git"), "forge"));
+        assert_eq!(split_host("ssh://root@atlas:2222/x"), (Some("root"), "atlas"));
+        assert_eq!(split_host("[fd00:20::13]:22"), (None, "fd00:20::13"));
+        assert_eq!(split_host("fd00:20::13"), (None, "fd00:20::13"));
+        assert_eq!(host_of_path("u@atlas:/tmp/x"), Some("u@atlas"));
+        assert_eq!(host_of_path("atlas::module"), Some("atlas"));
+        assert_eq!(host_of_path("./a:b"), None);
+        assert_eq!(host_of_path("/x/y:z"), None);
+        assert_eq!(host_of_path("local.txt"), None);
+        assert_eq!(ssh_option("ProxyJump=atlas"), Some(("proxyjump".into(), "atlas")));
+        assert_eq!(ssh_option("HostName atlas"), Some(("hostname".into(), "atlas")));
+    }
+}
+
+/// The mesh machine a word names in any host form, for `<machine>` in `replaces`.
+pub fn machine_in(catalog: &Catalog, word: &str) -> Option<String> {
+    let host = host_of_path(word).unwrap_or(word);
+    let (_, name) = split_host(host);
+    catalog.host(name).map(|m| m.machine)
+}

@@ -1,0 +1,79 @@
+//! A refusal → the text an agent receives: the action first, then the facts from the
+//! command, then that nothing else is disabled. Under 1,000 characters, no host paths.
+
+use crate::decide::{OVERRIDE_VAR, Refusal, Rule};
+use crate::instead::Suggestion;
+
+pub const MAX_MESSAGE_CHARS: usize = 1000;
+const MAX_COMMAND_CHARS: usize = 160;
+const NOTHING_ELSE: &str = "Nothing else is disabled: other commands and tools still work.";
+
+pub fn render(refusal: &Refusal, instead: &[Suggestion]) -> String {
+    let command = shorten(&refusal.command.join(" "));
+    let text = match refusal.rule {
+        Rule::RemoteAccess | Rule::RemoteDaemon | Rule::MeshContainer | Rule::MeshUnit => {
+            let lead = match instead.split_first() {
+                Some((best, others)) => {
+                    let mut lead = format!("Use the mesh's own tool instead: `{}`", best.usage);
+                    if !others.is_empty() {
+                        let others: Vec<String> = others.iter().map(|s| format!("`{}`", s.usage)).collect();
+                        lead.push_str(&format!(" (or {})", others.join(", ")));
+                    }
+                    lead.push('.');
+                    lead
+                }
+                None => format!(
+                    "No mesh tool does `{shape}` yet: one must be created. Tell the operator that the mesh needs a tool for `{shape}`, rather than working round this.",
+                    shape = refusal.shape
+                ),
+            };
+            let over = if refusal.over.is_empty() { String::new() } else { format!(" {}", over_phrase(refusal)) };
+            format!("{lead} mesh-guard refused `{command}`: it reaches {}{over}. {NOTHING_ELSE}", refusal.reaches)
+        }
+        Rule::Override => format!(
+            "Ask the operator: only they can override mesh-guard, by starting the session with {OVERRIDE_VAR} set. mesh-guard refused `{command}`: {}. {NOTHING_ELSE}",
+            refusal.detail
+        ),
+        Rule::SelfProtection => format!(
+            "Ask the operator to make this change: mesh-guard refused `{command}`: {}. {NOTHING_ELSE}",
+            refusal.detail
+        ),
+        Rule::Unverifiable => {
+            let reaches = if refusal.reaches.is_empty() { String::new() } else { format!(" It names {}.", refusal.reaches) };
+            format!(
+                "Write the command with its program and targets spelled out, or use the mesh's own tools (`mesh-guard instead-of` lists them). mesh-guard refused `{command}`: {}.{reaches} {NOTHING_ELSE}",
+                refusal.detail
+            )
+        }
+        Rule::FailClosed => format!(
+            "Tell the operator: mesh-guard could not check `{command}`: {}; it refuses what it cannot check. {NOTHING_ELSE}",
+            refusal.detail
+        ),
+    };
+    cap(text)
+}
+
+fn over_phrase(refusal: &Refusal) -> String {
+    match refusal.rule {
+        Rule::RemoteAccess => format!("over {}", refusal.over),
+        Rule::RemoteDaemon => format!("through {} on that machine", refusal.over),
+        _ => format!("through {} directly", refusal.over),
+    }
+}
+
+fn shorten(command: &str) -> String {
+    let one_line: String = command.split_whitespace().collect::<Vec<_>>().join(" ").replace('\0', "…");
+    if one_line.chars().count() <= MAX_COMMAND_CHARS {
+        return one_line;
+    }
+    let cut: String = one_line.chars().take(MAX_COMMAND_CHARS - 1).collect();
+    format!("{cut}…")
+}
+
+fn cap(text: String) -> String {
+    if text.chars().count() <= MAX_MESSAGE_CHARS {
+        return text;
+    }
+    let cut: String = text.chars().take(MAX_MESSAGE_CHARS - 1).collect();
+    format!("{cut}…")
+}

@@ -1,0 +1,312 @@
+//! `rules/*.toml` → typed rules: which programs the guard knows, how their options are
+//! spelled, and which option or operand names a target in which role.
+//!
+//! The built-in files are compiled in; `--rules DIR` layers more over them (a later
+//! definition of a program name replaces the earlier one).
+
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+
+const BUILT_IN: &[(&str, &str)] = &[
+    ("ssh.toml", include_str!("../rules/ssh.toml")),
+    ("docker.toml", include_str!("../rules/docker.toml")),
+    ("systemd.toml", include_str!("../rules/systemd.toml")),
+    ("wrappers.toml", include_str!("../rules/wrappers.toml")),
+    ("shells.toml", include_str!("../rules/shells.toml")),
+    ("interpreters.toml", include_str!("../rules/interpreters.toml")),
+];
+
+/// What a target word is, which decides how it is matched against the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// `[user@]host[:port]` or `ssh://[user@]host[:port]`.
+    Host,
+    /// `[user@]host:path`, `host::module`, `scp://` / `rsync://` URLs; a local path names nothing.
+    HostPath,
+    /// `-J host1,host2`.
+    Jump,
+    /// `-o ProxyJump=…`, `-o HostName=…`, `-o ProxyCommand=…`, `-o User=…`.
+    SshOption,
+    /// `-l user`.
+    User,
+    /// A remote shell program (`rsync -e`, `mosh --ssh`): a command in its own right.
+    Rsh,
+    /// A container engine's daemon address: `ssh://host`, `tcp://host:port`.
+    DaemonHost,
+    /// A container engine context, named after the machine it reaches.
+    Context,
+    /// A systemd unit, with or without `.service`.
+    Unit,
+    /// `journalctl -M` / `systemctl -M`: a machine or a container.
+    Machine,
+    /// A container name or id.
+    Container,
+    /// A compose service: named after a module or its container.
+    Service,
+    /// `docker cp name:path`.
+    CopyPath,
+    /// `journalctl _SYSTEMD_UNIT=x CONTAINER_NAME=y`.
+    JournalMatch,
+    /// The rest of the words, joined, is a shell command run on the target.
+    RemoteCommand,
+    /// The rest of the words are a program and its arguments.
+    Command,
+    Ignore,
+}
+
+/// How a program spells its options.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Syntax {
+    /// Short options that take a value, as one string of letters.
+    #[serde(default)]
+    pub short_value: String,
+    /// Long options (without `--`) that take a value.
+    #[serde(default)]
+    pub long_value: Vec<String>,
+    /// Options end at the first operand (POSIX getopt) instead of anywhere (GNU).
+    #[serde(default)]
+    pub stop_at_operand: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Operand {
+    pub role: Role,
+    /// This role takes every remaining operand.
+    pub rest: bool,
+}
+
+fn operands<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Operand>, D::Error> {
+    let words: Vec<String> = Vec::deserialize(d)?;
+    words
+        .iter()
+        .map(|w| {
+            let (name, rest) = match w.strip_suffix("...") {
+                Some(name) => (name, true),
+                None => (w.as_str(), false),
+            };
+            let role = Role::deserialize(serde::de::value::StrDeserializer::<D::Error>::new(name))?;
+            Ok(Operand { role, rest })
+        })
+        .collect()
+}
+
+/// A guarded program (or one of its subcommands).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Program {
+    pub names: Vec<String>,
+    /// How the message says it reaches its target: "ssh", "the container engine".
+    #[serde(default)]
+    pub over: String,
+    #[serde(flatten)]
+    pub syntax: Syntax,
+    /// Options with a role; the option's value (or, for a flag, nothing) is the target.
+    #[serde(default)]
+    pub options: HashMap<String, Role>,
+    /// Environment variables with a role (`DOCKER_HOST`).
+    #[serde(default)]
+    pub env: HashMap<String, Role>,
+    #[serde(default, deserialize_with = "operands")]
+    pub operands: Vec<Operand>,
+    #[serde(default)]
+    pub inert: Vec<String>,
+    #[serde(default)]
+    pub subcommand: Vec<Program>,
+    /// The first operand is one of the enclosing program's subcommands.
+    #[serde(default)]
+    pub parent_subcommands: bool,
+    /// This program is another one's spelling: `docker-compose` is `docker compose`.
+    #[serde(default)]
+    pub same_as: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WrapperKind {
+    #[default]
+    Prefix,
+    Xargs,
+    Parallel,
+    Find,
+    Fd,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Wrapper {
+    pub names: Vec<String>,
+    #[serde(flatten)]
+    pub syntax: Syntax,
+    #[serde(default)]
+    pub kind: WrapperKind,
+    #[serde(default)]
+    pub skip: usize,
+    #[serde(default)]
+    pub assignments: bool,
+    #[serde(default)]
+    pub shell_option: Vec<String>,
+    #[serde(default)]
+    pub shell_flags: Vec<String>,
+    #[serde(default)]
+    pub split_option: Vec<String>,
+    #[serde(default)]
+    pub shell_rest: bool,
+    #[serde(default)]
+    pub no_program: bool,
+    #[serde(default)]
+    pub inert: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Shell {
+    pub names: Vec<String>,
+    #[serde(flatten)]
+    pub syntax: Syntax,
+    pub command_flag: char,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Interpreter {
+    pub names: Vec<String>,
+    pub code_options: Vec<String>,
+    pub runs: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesFile {
+    #[serde(default)]
+    program: Vec<Program>,
+    #[serde(default)]
+    wrapper: Vec<Wrapper>,
+    #[serde(default)]
+    shell: Vec<Shell>,
+    #[serde(default)]
+    interpreter: Vec<Interpreter>,
+}
+
+/// Every rule, looked up by program base name.
+#[derive(Debug, Default)]
+pub struct Rules {
+    programs: HashMap<String, Program>,
+    wrappers: HashMap<String, Wrapper>,
+    shells: HashMap<String, Shell>,
+    interpreters: HashMap<String, Interpreter>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RulesError(pub String);
+
+impl fmt::Display for RulesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Rules {
+    /// The built-in rules, then every `*.toml` in `extra` (sorted by name) over them.
+    pub fn load(extra: Option<&Path>) -> Result<Rules, RulesError> {
+        let mut rules = Rules::default();
+        for (name, text) in BUILT_IN {
+            rules.add(name, text)?;
+        }
+        if let Some(dir) = extra {
+            let unreadable = |e: std::io::Error| RulesError(format!("{}: cannot read the rules: {e}", dir.display()));
+            let mut files: Vec<_> = std::fs::read_dir(dir)
+                .map_err(unreadable)?
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+                .collect();
+            files.sort();
+            for file in files {
+                let text = std::fs::read_to_string(&file).map_err(unreadable)?;
+                rules.add(&file.display().to_string(), &text)?;
+            }
+        }
+        Ok(rules)
+    }
+
+    fn add(&mut self, name: &str, text: &str) -> Result<(), RulesError> {
+        let file: RulesFile = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1).unwrap_or(0);
+            RulesError(format!("{name}:{line}: {}", e.message().trim()))
+        })?;
+        for p in file.program {
+            for n in &p.names {
+                self.programs.insert(n.clone(), p.clone());
+            }
+        }
+        for w in file.wrapper {
+            for n in &w.names {
+                self.wrappers.insert(n.clone(), w.clone());
+            }
+        }
+        for s in file.shell {
+            for n in &s.names {
+                self.shells.insert(n.clone(), s.clone());
+            }
+        }
+        for i in file.interpreter {
+            for n in &i.names {
+                self.interpreters.insert(n.clone(), i.clone());
+            }
+        }
+        Ok(())
+    }
+
+    pub fn program(&self, name: &str) -> Option<&Program> {
+        self.programs.get(name)
+    }
+
+    pub fn wrapper(&self, name: &str) -> Option<&Wrapper> {
+        self.wrappers.get(name)
+    }
+
+    pub fn shell(&self, name: &str) -> Option<&Shell> {
+        self.shells.get(name)
+    }
+
+    /// Interpreters are known by name or versioned name (`python3.12`, `node20`).
+    pub fn interpreter(&self, name: &str) -> Option<&Interpreter> {
+        self.interpreters.get(name).or_else(|| {
+            let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
+            self.interpreters.get(base)
+        })
+    }
+
+    /// Whether `name` is a program the guard refuses at mesh targets (for the quick pass
+    /// that decides whether the catalog is needed at all).
+    pub fn is_guarded(&self, name: &str) -> bool {
+        self.programs.contains_key(name)
+    }
+
+    pub fn guarded_names(&self) -> impl Iterator<Item = &str> {
+        self.programs.keys().map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_rules_load() {
+        let rules = Rules::load(None).expect("built-in rules are valid");
+        let ssh = rules.program("ssh").unwrap();
+        assert_eq!(ssh.options["-J"], Role::Jump);
+        assert_eq!(ssh.operands[1].role, Role::RemoteCommand);
+        assert!(ssh.operands[1].rest);
+        assert!(rules.wrapper("sudo").unwrap().assignments);
+        assert!(rules.interpreter("python3.12").is_some());
+        assert_eq!(rules.program("docker-compose").unwrap().same_as, ["docker", "compose"]);
+    }
+
+    #[test]
+    fn a_bad_rules_file_names_its_line() {
+        let mut rules = Rules::default();
+        let err = rules.add("x.toml", "[[program]]\nnames = [\"a\"]\noperands = [\"nonsense\"]\n").unwrap_err();
+        assert!(err.0.starts_with("x.toml:"), "{err}");
+    }
+}

@@ -1,0 +1,201 @@
+//! The operator's side: the override (read only from the guard's own environment), the
+//! record of every refusal and override, the SessionStart hook and the audit views.
+
+use crate::app::{fail_closed, instead_of_table, refuse};
+use crate::cli::{AuditAction, Format, TableFormat};
+use crate::config::Paths;
+use crate::decide::{OVERRIDE_VAR, Refusal, Rule};
+use crate::hook::{self, AgentChoice, Event};
+use crate::instead::Suggestion;
+use crate::record::{Event as Row, Filter, Kind, Store, Verification};
+
+/// The operator's override reason, from this process's environment: the environment the
+/// agent session was started with. Never from the command or a file (decision 0003).
+pub fn override_reason() -> Option<String> {
+    std::env::var(OVERRIDE_VAR).ok().map(|r| r.trim().to_string()).filter(|r| !r.is_empty())
+}
+
+fn row(kind: Kind, event: &Event, command: &str) -> Row {
+    let mut row = Row::now(kind);
+    row.agent = event.agent.name().to_string();
+    row.session_id = event.session_id.clone();
+    row.tool_use_id = event.tool_use_id.clone();
+    row.cwd = event.cwd.clone();
+    row.command = command.to_string();
+    row
+}
+
+fn append(paths: &Paths, row: &Row) -> Result<(), String> {
+    let mut store = Store::open(&paths.db).map_err(|e| e.to_string())?;
+    store.append(row).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// Answers a refusal in the hook: honoured override (recorded first), or the refusal
+/// (recorded, but refused even when the record cannot be written).
+pub fn answer_refusal(paths: &Paths, event: &Event, refusal: &Refusal, instead: &[Suggestion], message: &str) -> i32 {
+    let command = match &event.action {
+        hook::Action::Shell { command } => command.clone(),
+        hook::Action::WriteFile { path, .. } => format!("write {path}"),
+        hook::Action::Other => String::new(),
+    };
+    let mut refused = row(Kind::Refusal, event, &command);
+    refused.rule = refusal.rule.id().to_string();
+    refused.target = refusal.target.clone();
+    refused.tools = instead.iter().map(|s| s.tool.clone()).collect();
+    if instead.is_empty() && !refusal.shape.is_empty() {
+        refused.shape = refusal.shape.clone();
+    }
+    let overridable = !matches!(refusal.rule, Rule::Override | Rule::SelfProtection);
+    if let (Some(reason), true) = (override_reason(), overridable) {
+        let mut honoured = refused.clone();
+        honoured.kind = Kind::Override;
+        honoured.reason = reason;
+        // The override is honoured only once its row is durably written.
+        match append(paths, &honoured) {
+            Ok(()) => return 0,
+            Err(_) => {
+                let text = format!(
+                    "{message} The operator's override ({OVERRIDE_VAR}) was not honoured because it could not be recorded in the audit database."
+                );
+                return refuse(event.agent, &text, Some("mesh-guard: the override could not be recorded; ask the operator to check the audit database"));
+            }
+        }
+    }
+    if refusal.rule == Rule::Override {
+        refused.kind = Kind::OverrideAttempt;
+    }
+    let note = append(paths, &refused).err().map(|_| "mesh-guard: this refusal could not be recorded in the audit database".to_string());
+    refuse(event.agent, message, note.as_deref())
+}
+
+/// The SessionStart hook: records a session started with an override, and gives the agent
+/// the mesh's "instead of" table so it knows the tools before it reaches for ssh.
+pub fn start(paths: &Paths, choice: AgentChoice) -> i32 {
+    use std::io::Read;
+    let mut input = Vec::new();
+    let _ = std::io::stdin().take(1024 * 1024).read_to_end(&mut input);
+    let json: serde_json::Value = serde_json::from_slice(&input).unwrap_or_default();
+    let field = |k: &str| json.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+    let agent = match choice {
+        AgentChoice::Auto | AgentChoice::Claude => "claude",
+        AgentChoice::Codex => "codex",
+        AgentChoice::Gemini => "gemini",
+        AgentChoice::Copilot => "copilot",
+        AgentChoice::Cursor => "cursor",
+    };
+    let mut code = 0;
+    if let Some(reason) = override_reason() {
+        let mut row = Row::now(Kind::SessionStart);
+        row.agent = agent.to_string();
+        row.session_id = field("session_id");
+        row.cwd = field("cwd");
+        row.reason = reason;
+        if let Err(e) = append(paths, &row) {
+            eprintln!("mesh-guard: the session's override could not be recorded ({e}); it will not be honoured");
+            code = 0;
+        }
+    }
+    let table = crate::catalog::load(&paths.catalog).map(|c| instead_of_table(&c, TableFormat::Markdown)).ok();
+    let context = match table {
+        Some(table) => format!(
+            "This machine's shell commands are checked by mesh-guard. For the mesh's machines, containers and units, use the mesh's own tools instead of ssh, scp, docker, journalctl or systemctl:\n\n{table}\nIf no tool fits, tell the operator which tool is missing rather than working round the guard."
+        ),
+        None => "This machine's shell commands are checked by mesh-guard: use the mesh's own tools for its machines, containers and units, not ssh, docker or journalctl.".to_string(),
+    };
+    let out = serde_json::json!({
+        "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": context }
+    });
+    println!("{out}");
+    code
+}
+
+pub struct AuditQuery {
+    pub kind: Option<String>,
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub session: Option<String>,
+    pub limit: Option<usize>,
+    pub format: Format,
+}
+
+pub fn audit(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32 {
+    if !paths.db.exists() {
+        eprintln!("mesh-guard: no record yet at {} (nothing has been refused or overridden)", paths.db.display());
+        return if matches!(action, Some(AuditAction::Verify)) { 0 } else { 0 };
+    }
+    let store = match Store::open_read_only(&paths.db) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}", e.detail());
+            return 2;
+        }
+    };
+    match action {
+        Some(AuditAction::Verify) => match store.verify() {
+            Ok(Verification::Intact { rows }) => {
+                println!("intact: {rows} rows, every hash links to the row before it");
+                0
+            }
+            Ok(Verification::Broken { id, breach }) => {
+                println!("broken at row {id}: {breach}");
+                1
+            }
+            Err(e) => {
+                eprintln!("error: {}", e.detail());
+                2
+            }
+        },
+        Some(AuditAction::Missing { format }) => match store.missing() {
+            Ok(shapes) => {
+                match format {
+                    Format::Json => println!("{}", serde_json::json!(shapes.iter().map(|(s, n)| serde_json::json!({"shape": s, "refusals": n})).collect::<Vec<_>>())),
+                    _ => print!("{}", crate::audit::render_missing(&shapes)),
+                }
+                0
+            }
+            Err(e) => {
+                eprintln!("error: {}", e.detail());
+                2
+            }
+        },
+        None => {
+            let now = crate::record::now_ms();
+            let parse = |t: &Option<String>| t.as_deref().map(|t| crate::audit::parse_time(t, now)).transpose();
+            let (since_ms, until_ms) = match (parse(&query.since), parse(&query.until)) {
+                (Ok(s), Ok(u)) => (s, u),
+                (Err(e), _) | (_, Err(e)) => {
+                    eprintln!("error: {e}");
+                    return 2;
+                }
+            };
+            let kind = match query.kind.as_deref().map(str::parse::<Kind>).transpose() {
+                Ok(k) => k,
+                Err(_) => {
+                    eprintln!("error: unknown kind (expected refusal, override, override-attempt or session-start)");
+                    return 2;
+                }
+            };
+            let filter = Filter { kind, since_ms, until_ms, session: query.session, limit: query.limit.map(|l| l as u64) };
+            match store.query(&filter) {
+                Ok(rows) => {
+                    let text = match query.format {
+                        Format::Table => crate::audit::render_table(&rows, crate::audit::terminal_width()),
+                        Format::Json => crate::audit::render_json(&rows),
+                        Format::Csv => crate::audit::render_csv(&rows),
+                    };
+                    print!("{text}");
+                    0
+                }
+                Err(e) => {
+                    eprintln!("error: {}", e.detail());
+                    2
+                }
+            }
+        }
+    }
+}
+
+/// Used where a hook cannot even begin (the launcher's own failures are in plugin/bin).
+pub fn internal_error_message() -> String {
+    fail_closed("mesh-guard failed inside (an internal error)")
+}
