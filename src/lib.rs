@@ -1,1 +1,3 @@
 //! mesh-guard: keeps AI coding agents on a mesh's own tools.
+
+pub mod record;
