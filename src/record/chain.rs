@@ -175,7 +175,9 @@ pub(crate) fn walk(links: &[Link], highest_id: i64) -> Verification {
         if links.iter().skip(i + 1).any(|l| l.prev == want_prev) {
             return broken(r.id, Breach::Inserted);
         }
-        if !dense && !linked {
+        // A gap in the ids: rows are missing before this one, whether it still links to the
+        // deleted row or was appended after the deletion (and links to the row before the gap).
+        if !dense && (!linked || r.sound) {
             return broken(r.id, Breach::DeletedBefore);
         }
         if !r.sound {
@@ -292,6 +294,31 @@ mod tests {
         let mut c = chain(3);
         c.remove(0);
         assert_eq!(walk(&c, 3), broken(2, Breach::DeletedBefore));
+    }
+
+    #[test]
+    fn an_inserted_row_with_a_correct_hash_is_still_named() {
+        // Rows 1..=3; a forger renumbers 3 to 4 and puts a well-formed row 3 after row 2.
+        let mut c = chain(3);
+        let forged_hash = row_hash(2, &c[1].hash, &fields(3, "ls")).unwrap().to_vec();
+        let forged = Link {
+            id: 3,
+            prev: c[1].hash.clone(),
+            hash: forged_hash,
+            sound: true,
+        };
+        c[2].id = 4;
+        c[2].sound = false;
+        c.insert(2, forged);
+        assert_eq!(walk(&c, 4), broken(3, Breach::Inserted));
+    }
+
+    #[test]
+    fn an_id_edit_is_an_edit_not_a_deletion() {
+        let mut c = chain(3);
+        c[2].id = 7;
+        c[2].sound = false;
+        assert_eq!(walk(&c, 7), broken(7, Breach::Edited));
     }
 
     #[test]
