@@ -27,16 +27,21 @@ pub fn width_from(columns: Option<&str>) -> usize {
 
 /// Rules and targets longer than this are cut, so the command keeps most of the line.
 const MAX_LABEL: usize = 24;
+/// On a narrow terminal, rules and targets give up width down to this for the command.
+const MIN_LABEL: usize = 8;
 /// The command column keeps at least this many characters, even past the terminal's edge.
 const MIN_COMMAND: usize = 12;
+/// Session ids are shown by this prefix, which `audit --session` accepts back.
+const SESSION_PREFIX: usize = 8;
 const GAP: &str = "  ";
 
-/// Recorded rows as aligned columns: time (UTC, to the second), kind, session (first 8
+/// Recorded rows as aligned columns: time (UTC, to the second), kind, session (its first 8
 /// characters), rule, target and the command, cut with an ellipsis to fit `width`.
 pub fn render_table(rows: &[Row], width: usize) -> String {
     if rows.is_empty() {
         return "no recorded events match\n".to_string();
     }
+    let header = ["TIME", "KIND", "SESSION", "RULE", "TARGET", "COMMAND"].map(str::to_string);
     let cells: Vec<[String; 6]> = rows
         .iter()
         .map(|r| {
@@ -44,28 +49,41 @@ pub fn render_table(rows: &[Row], width: usize) -> String {
             [
                 format_time(e.time_ms, false),
                 e.kind.to_string(),
-                fit(&e.session_id, 8),
-                fit(&e.rule, MAX_LABEL),
-                fit(&e.target, MAX_LABEL),
+                clean(&e.session_id).chars().take(SESSION_PREFIX).collect(),
+                clean(&e.rule),
+                clean(&e.target),
                 clean(&e.command),
             ]
         })
         .collect();
-    let header = ["TIME", "KIND", "SESSION", "RULE", "TARGET", "COMMAND"].map(str::to_string);
     let mut widths = [0usize; 5];
     for row in std::iter::once(&header).chain(&cells) {
         for (w, cell) in widths.iter_mut().zip(row.iter()) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let used: usize = widths.iter().sum::<usize>() + GAP.len() * widths.len();
-    let command_width = width.saturating_sub(used).max(MIN_COMMAND);
+    for w in &mut widths[3..] {
+        *w = (*w).min(MAX_LABEL);
+    }
+    let used = |widths: &[usize; 5]| widths.iter().sum::<usize>() + GAP.len() * widths.len();
+    // Narrow terminal: the rule and target columns shrink first, one character at a time from
+    // the wider of the two, so the command stays readable.
+    while width.saturating_sub(used(&widths)) < MIN_COMMAND {
+        let widest = if widths[3] >= widths[4] { 3 } else { 4 };
+        if widths[widest] <= MIN_LABEL {
+            break;
+        }
+        widths[widest] -= 1;
+    }
+    let command_width = width.saturating_sub(used(&widths)).max(MIN_COMMAND);
     let mut out = String::new();
     for row in std::iter::once(&header).chain(&cells) {
         let mut line = String::new();
         for (cell, w) in row.iter().zip(widths) {
-            line.push_str(cell);
-            line.extend(std::iter::repeat_n(' ', w - cell.chars().count()));
+            let cell = fit(cell, w);
+            let pad = w.saturating_sub(cell.chars().count());
+            line.push_str(&cell);
+            line.extend(std::iter::repeat_n(' ', pad));
             line.push_str(GAP);
         }
         line.push_str(&fit(&row[5], command_width));
