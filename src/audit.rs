@@ -1,0 +1,243 @@
+//! The operators' views of the record: a table for the terminal, JSON and CSV for tools, and the
+//! shapes that still need a mesh tool. Pure functions over rows the store returned.
+
+mod time;
+
+use serde_json::{Value, json};
+
+use crate::record::Row;
+
+pub use time::{format_time, parse_time};
+
+/// The width tables are cut to when `COLUMNS` says nothing usable.
+pub const DEFAULT_WIDTH: usize = 100;
+
+/// The terminal width from `COLUMNS`, else [`DEFAULT_WIDTH`].
+pub fn terminal_width() -> usize {
+    width_from(std::env::var("COLUMNS").ok().as_deref())
+}
+
+/// The width a `COLUMNS` value gives.
+pub fn width_from(columns: Option<&str>) -> usize {
+    columns
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&w| w > 0)
+        .unwrap_or(DEFAULT_WIDTH)
+}
+
+/// Rules and targets longer than this are cut, so the command keeps most of the line.
+const MAX_LABEL: usize = 24;
+/// On a narrow terminal, rules and targets give up width down to this for the command.
+const MIN_LABEL: usize = 8;
+/// The command column keeps at least this many characters, even past the terminal's edge.
+const MIN_COMMAND: usize = 12;
+/// Session ids are shown by this prefix, which `audit --session` accepts back.
+const SESSION_PREFIX: usize = 8;
+const GAP: &str = "  ";
+
+/// Recorded rows as aligned columns: time (UTC, to the second), kind, session (its first 8
+/// characters), rule, target and the command, cut with an ellipsis to fit `width`.
+pub fn render_table(rows: &[Row], width: usize) -> String {
+    if rows.is_empty() {
+        return "no recorded events match\n".to_string();
+    }
+    let header = ["TIME", "KIND", "SESSION", "RULE", "TARGET", "COMMAND"].map(str::to_string);
+    let cells: Vec<[String; 6]> = rows
+        .iter()
+        .map(|r| {
+            let e = &r.event;
+            [
+                format_time(e.time_ms, false),
+                e.kind.to_string(),
+                clean(&e.session_id).chars().take(SESSION_PREFIX).collect(),
+                clean(&e.rule),
+                clean(&e.target),
+                clean(&e.command),
+            ]
+        })
+        .collect();
+    let mut widths = [0usize; 5];
+    for row in std::iter::once(&header).chain(&cells) {
+        for (w, cell) in widths.iter_mut().zip(row.iter()) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for w in &mut widths[3..] {
+        *w = (*w).min(MAX_LABEL);
+    }
+    let used = |widths: &[usize; 5]| widths.iter().sum::<usize>() + GAP.len() * widths.len();
+    // Narrow terminal: the rule and target columns shrink first, one character at a time from
+    // the wider of the two, so the command stays readable.
+    while width.saturating_sub(used(&widths)) < MIN_COMMAND {
+        let widest = if widths[3] >= widths[4] { 3 } else { 4 };
+        if widths[widest] <= MIN_LABEL {
+            break;
+        }
+        widths[widest] -= 1;
+    }
+    let command_width = width.saturating_sub(used(&widths)).max(MIN_COMMAND);
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(&cells) {
+        let mut line = String::new();
+        for (cell, w) in row.iter().zip(widths) {
+            let cell = fit(cell, w);
+            let pad = w.saturating_sub(cell.chars().count());
+            line.push_str(&cell);
+            line.extend(std::iter::repeat_n(' ', pad));
+            line.push_str(GAP);
+        }
+        line.push_str(&fit(&row[5], command_width));
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// `s` on one line, without the control and bidirectional characters an agent could use to
+/// rewrite what the operator's terminal shows.
+fn clean(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+                if c.is_whitespace() { ' ' } else { '\u{fffd}' }
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// `s` cleaned and cut to at most `width` characters, the cut marked with an ellipsis.
+fn fit(s: &str, width: usize) -> String {
+    let s = clean(s);
+    if s.chars().count() <= width {
+        return s;
+    }
+    let mut cut: String = s.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+fn object(r: &Row) -> Value {
+    let e = &r.event;
+    json!({
+        "id": r.id,
+        "time": format_time(e.time_ms, true),
+        "time_ms": e.time_ms,
+        "kind": e.kind.as_str(),
+        "agent": e.agent,
+        "session_id": e.session_id,
+        "tool_use_id": e.tool_use_id,
+        "cwd": e.cwd,
+        "user": e.user,
+        "host": e.host,
+        "command": e.command,
+        "rule": e.rule,
+        "target": e.target,
+        "tools": e.tools,
+        "shape": e.shape,
+        "reason": e.reason,
+        "hash": r.hash,
+    })
+}
+
+/// Recorded rows as a JSON array of objects, every field in full.
+pub fn render_json(rows: &[Row]) -> String {
+    let array = Value::Array(rows.iter().map(object).collect());
+    let mut out = serde_json::to_string_pretty(&array).unwrap_or_else(|_| "[]".to_string());
+    out.push('\n');
+    out
+}
+
+const CSV_HEADER: [&str; 17] = [
+    "id",
+    "time",
+    "time_ms",
+    "kind",
+    "agent",
+    "session_id",
+    "tool_use_id",
+    "cwd",
+    "user",
+    "host",
+    "command",
+    "rule",
+    "target",
+    "tools",
+    "shape",
+    "reason",
+    "hash",
+];
+
+/// Recorded rows as RFC 4180 CSV with a header row; `tools` are joined with `; `. Fields are
+/// written as recorded: a spreadsheet may read a command starting with `=` as a formula.
+pub fn render_csv(rows: &[Row]) -> String {
+    let mut out = String::new();
+    csv_line(&mut out, CSV_HEADER.iter().map(|h| h.to_string()));
+    for r in rows {
+        let e = &r.event;
+        csv_line(
+            &mut out,
+            [
+                r.id.to_string(),
+                format_time(e.time_ms, true),
+                e.time_ms.to_string(),
+                e.kind.to_string(),
+                e.agent.clone(),
+                e.session_id.clone(),
+                e.tool_use_id.clone(),
+                e.cwd.clone(),
+                e.user.clone(),
+                e.host.clone(),
+                e.command.clone(),
+                e.rule.clone(),
+                e.target.clone(),
+                e.tools.join("; "),
+                e.shape.clone(),
+                e.reason.clone(),
+                r.hash.clone(),
+            ],
+        );
+    }
+    out
+}
+
+fn csv_line(out: &mut String, fields: impl IntoIterator<Item = String>) {
+    for (i, f) in fields.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if f.contains([',', '"', '\r', '\n']) {
+            out.push('"');
+            out.push_str(&f.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(&f);
+        }
+    }
+    out.push_str("\r\n");
+}
+
+/// The command shapes refusals found no tool for, with how often, as `Store::missing` returns
+/// them: what the operator should have a mesh tool made for.
+pub fn render_missing(shapes: &[(String, u64)]) -> String {
+    if shapes.is_empty() {
+        return "every recorded refusal named a mesh tool\n".to_string();
+    }
+    let width = shapes
+        .iter()
+        .map(|(_, n)| n.to_string().len())
+        .max()
+        .unwrap_or(0)
+        .max("COUNT".len());
+    let mut out = format!("{:>width$}  SHAPE NEEDING A TOOL\n", "COUNT");
+    for (shape, n) in shapes {
+        let shape = if shape.is_empty() {
+            "(shape not recorded)".to_string()
+        } else {
+            clean(shape)
+        };
+        out.push_str(&format!("{n:>width$}  {shape}\n"));
+    }
+    out
+}

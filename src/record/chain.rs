@@ -1,0 +1,330 @@
+//! The record's hash chain: how a row is hashed, and how a walk over the stored links finds the
+//! first row that was edited, deleted or inserted. Pure: no SQLite here.
+//!
+//! See docs/decisions/0004-record-hash-chain.md.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use sha2::{Digest, Sha256};
+
+/// The `prev_hash` of the first row.
+pub(crate) const GENESIS: [u8; 32] = [0; 32];
+
+/// The row encoding written by this version. Format 1 rows (schema 1) have no `shape`.
+pub(crate) const FORMAT_CURRENT: i64 = 2;
+
+/// Separates this hash from any other SHA-256 over similar bytes, and names the encoding.
+const DOMAIN: &[u8] = b"mesh-guard/record/row";
+
+/// The hashed fields of one row, borrowed from wherever they were read.
+pub(crate) struct Fields<'a> {
+    pub id: i64,
+    pub time_ms: i64,
+    pub kind: &'a str,
+    pub agent: &'a str,
+    pub session_id: &'a str,
+    pub tool_use_id: &'a str,
+    pub cwd: &'a str,
+    pub user: &'a str,
+    pub host: &'a str,
+    pub command: &'a str,
+    pub rule: &'a str,
+    pub target: &'a str,
+    pub tools: &'a [String],
+    pub shape: &'a str,
+    pub reason: &'a str,
+}
+
+/// The hash of a row in `format`, or `None` when no row of that format could hold these fields
+/// (an unknown format, or a format-1 row that has a shape), which verification treats as an edit.
+pub(crate) fn row_hash(format: i64, prev: &[u8], f: &Fields<'_>) -> Option<[u8; 32]> {
+    match format {
+        1 if !f.shape.is_empty() => return None,
+        1 | 2 => {}
+        _ => return None,
+    }
+    let mut h = Sha256::new();
+    // Every variable-length field carries its length, so no two different rows share an encoding
+    // (without it, "ab"+"c" and "a"+"bc" would hash alike).
+    bytes(&mut h, prev);
+    bytes(&mut h, DOMAIN);
+    int(&mut h, format);
+    int(&mut h, f.id);
+    int(&mut h, f.time_ms);
+    for s in [
+        f.kind,
+        f.agent,
+        f.session_id,
+        f.tool_use_id,
+        f.cwd,
+        f.user,
+        f.host,
+        f.command,
+        f.rule,
+        f.target,
+    ] {
+        bytes(&mut h, s.as_bytes());
+    }
+    int(&mut h, i64::try_from(f.tools.len()).unwrap_or(i64::MAX));
+    for t in f.tools {
+        bytes(&mut h, t.as_bytes());
+    }
+    if format >= 2 {
+        bytes(&mut h, f.shape.as_bytes());
+    }
+    bytes(&mut h, f.reason.as_bytes());
+    Some(h.finalize().into())
+}
+
+fn int(h: &mut Sha256, v: i64) {
+    h.update(v.to_be_bytes());
+}
+
+fn bytes(h: &mut Sha256, b: &[u8]) {
+    h.update((b.len() as u64).to_be_bytes());
+    h.update(b);
+}
+
+/// Lower-case hex, for showing a hash to an operator.
+pub(crate) fn hex(b: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(b.len() * 2);
+    for &x in b {
+        s.push(char::from(DIGITS[usize::from(x >> 4)]));
+        s.push(char::from(DIGITS[usize::from(x & 0xf)]));
+    }
+    s
+}
+
+/// What `audit verify` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verification {
+    /// Every row hashes to its stored hash and links to the row before it.
+    Intact { rows: u64 },
+    /// `id` is the first row where the chain breaks, and `breach` says how.
+    Broken { id: i64, breach: Breach },
+}
+
+/// How the chain was broken at the named row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Breach {
+    /// The row's content (or its stored hashes) no longer matches what was written.
+    Edited,
+    /// One or more rows right before this one were deleted.
+    DeletedBefore,
+    /// This row (and maybe some after it) was not written by the chain: it was put in later.
+    Inserted,
+    /// The newest rows were deleted; the id named is the first missing one.
+    DeletedAtEnd,
+}
+
+impl fmt::Display for Breach {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Breach::Edited => "edited",
+            Breach::DeletedBefore => "rows deleted before it",
+            Breach::Inserted => "inserted",
+            Breach::DeletedAtEnd => "rows deleted from here to the end",
+        })
+    }
+}
+
+impl fmt::Display for Verification {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verification::Intact { rows } => write!(f, "intact: {rows} rows"),
+            Verification::Broken { id, breach } => write!(f, "broken at row {id}: {breach}"),
+        }
+    }
+}
+
+/// One stored row as the walk sees it: its id, its stored links, and whether its content still
+/// hashes to its stored hash.
+pub(crate) struct Link {
+    pub id: i64,
+    pub prev: Vec<u8>,
+    pub hash: Vec<u8>,
+    pub sound: bool,
+}
+
+/// Walks `links` (in id order) and names the first break. `highest_id` is the largest id SQLite
+/// ever handed out, which is how deleting the newest rows shows.
+pub(crate) fn walk(links: &[Link], highest_id: i64) -> Verification {
+    let mut seen: HashMap<&[u8], usize> = HashMap::new();
+    for (i, r) in links.iter().enumerate() {
+        let (want_prev, prev_id): (&[u8], i64) = match i.checked_sub(1).and_then(|p| links.get(p)) {
+            Some(p) => (&p.hash, p.id),
+            None => (&GENESIS, 0),
+        };
+        let linked = r.prev == want_prev;
+        let dense = prev_id.checked_add(1) == Some(r.id);
+        if r.sound && linked && dense {
+            seen.insert(&r.hash, i);
+            continue;
+        }
+        // The row links to an older row than its predecessor: whatever stands between them was
+        // put there afterwards (the inserted rows may well hash correctly).
+        if !linked
+            && let Some(&m) = seen.get(r.prev.as_slice())
+            && let Some(first) = links.get(m + 1)
+        {
+            return broken(first.id, Breach::Inserted);
+        }
+        // A later row links to what this one should have: this one was put in afterwards.
+        if links.iter().skip(i + 1).any(|l| l.prev == want_prev) {
+            return broken(r.id, Breach::Inserted);
+        }
+        // A gap in the ids: rows are missing before this one, whether it still links to the
+        // deleted row or was appended after the deletion (and links to the row before the gap).
+        if !dense && (!linked || r.sound) {
+            return broken(r.id, Breach::DeletedBefore);
+        }
+        if !r.sound {
+            return broken(r.id, Breach::Edited);
+        }
+        // The row itself is consistent but does not follow its predecessor: the predecessor was
+        // edited and given a fresh hash.
+        return match i.checked_sub(1).and_then(|p| links.get(p)) {
+            Some(p) if !linked => broken(p.id, Breach::Edited),
+            _ => broken(r.id, Breach::Edited),
+        };
+    }
+    let last = links.last().map_or(0, |l| l.id);
+    if highest_id > last {
+        return broken(last.saturating_add(1), Breach::DeletedAtEnd);
+    }
+    Verification::Intact {
+        rows: links.len() as u64,
+    }
+}
+
+fn broken(id: i64, breach: Breach) -> Verification {
+    Verification::Broken { id, breach }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(id: i64, command: &str) -> Fields<'_> {
+        Fields {
+            id,
+            time_ms: 1,
+            kind: "refusal",
+            agent: "claude",
+            session_id: "s",
+            tool_use_id: "t",
+            cwd: "/",
+            user: "u",
+            host: "h",
+            command,
+            rule: "r",
+            target: "atlas",
+            tools: &[],
+            shape: "",
+            reason: "",
+        }
+    }
+
+    /// A sound chain of `n` rows with ids 1..=n.
+    fn chain(n: i64) -> Vec<Link> {
+        let mut prev = GENESIS.to_vec();
+        let mut out = Vec::new();
+        for id in 1..=n {
+            let hash = row_hash(2, &prev, &fields(id, "ssh atlas"))
+                .unwrap()
+                .to_vec();
+            out.push(Link {
+                id,
+                prev: prev.clone(),
+                hash: hash.clone(),
+                sound: true,
+            });
+            prev = hash;
+        }
+        out
+    }
+
+    #[test]
+    fn length_prefixes_keep_neighbouring_fields_apart() {
+        let mut a = fields(1, "ab");
+        a.rule = "c";
+        let mut b = fields(1, "a");
+        b.rule = "bc";
+        assert_ne!(row_hash(2, &GENESIS, &a), row_hash(2, &GENESIS, &b));
+    }
+
+    #[test]
+    fn tools_boundaries_are_part_of_the_hash() {
+        let one = ["a b".to_string()];
+        let two = ["a".to_string(), "b".to_string()];
+        let mut a = fields(1, "x");
+        a.tools = &one;
+        let mut b = fields(1, "x");
+        b.tools = &two;
+        assert_ne!(row_hash(2, &GENESIS, &a), row_hash(2, &GENESIS, &b));
+    }
+
+    #[test]
+    fn format_one_cannot_hold_a_shape() {
+        let mut f = fields(1, "x");
+        assert!(row_hash(1, &GENESIS, &f).is_some());
+        f.shape = "docker inspect <container>";
+        assert!(row_hash(1, &GENESIS, &f).is_none());
+        assert!(row_hash(3, &GENESIS, &fields(1, "x")).is_none());
+    }
+
+    #[test]
+    fn intact_and_empty_chains() {
+        assert_eq!(walk(&chain(5), 5), Verification::Intact { rows: 5 });
+        assert_eq!(walk(&[], 0), Verification::Intact { rows: 0 });
+    }
+
+    #[test]
+    fn deleting_the_newest_rows_shows_through_the_highest_id() {
+        let mut c = chain(5);
+        c.truncate(3);
+        assert_eq!(walk(&c, 5), broken(4, Breach::DeletedAtEnd));
+        assert_eq!(walk(&[], 2), broken(1, Breach::DeletedAtEnd));
+    }
+
+    #[test]
+    fn deleting_the_first_row_names_the_second() {
+        let mut c = chain(3);
+        c.remove(0);
+        assert_eq!(walk(&c, 3), broken(2, Breach::DeletedBefore));
+    }
+
+    #[test]
+    fn an_inserted_row_with_a_correct_hash_is_still_named() {
+        // Rows 1..=3; a forger renumbers 3 to 4 and puts a well-formed row 3 after row 2.
+        let mut c = chain(3);
+        let forged_hash = row_hash(2, &c[1].hash, &fields(3, "ls")).unwrap().to_vec();
+        let forged = Link {
+            id: 3,
+            prev: c[1].hash.clone(),
+            hash: forged_hash,
+            sound: true,
+        };
+        c[2].id = 4;
+        c[2].sound = false;
+        c.insert(2, forged);
+        assert_eq!(walk(&c, 4), broken(3, Breach::Inserted));
+    }
+
+    #[test]
+    fn an_id_edit_is_an_edit_not_a_deletion() {
+        let mut c = chain(3);
+        c[2].id = 7;
+        c[2].sound = false;
+        assert_eq!(walk(&c, 7), broken(7, Breach::Edited));
+    }
+
+    #[test]
+    fn a_rehashed_edit_names_the_edited_row() {
+        let mut c = chain(4);
+        c[1].hash = vec![7; 32];
+        assert_eq!(walk(&c, 4), broken(2, Breach::Edited));
+    }
+}

@@ -1,0 +1,176 @@
+//! Tests that need the record's insides: a database written by schema 1, rows hashed in format 1.
+
+use super::*;
+
+/// Schema 1 as it was released, written out here rather than taken from `schema::SCHEMA_1`, so a
+/// change to the shipped step cannot silently change what this test migrates from.
+const RELEASED_SCHEMA_1: &str = "
+CREATE TABLE events (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    time_ms     INTEGER NOT NULL,
+    kind        TEXT NOT NULL,
+    agent       TEXT NOT NULL,
+    session_id  TEXT NOT NULL,
+    tool_use_id TEXT NOT NULL,
+    cwd         TEXT NOT NULL,
+    user        TEXT NOT NULL,
+    host        TEXT NOT NULL,
+    command     TEXT NOT NULL,
+    rule        TEXT NOT NULL,
+    target      TEXT NOT NULL,
+    tools       TEXT NOT NULL,
+    reason      TEXT NOT NULL,
+    prev_hash   BLOB NOT NULL,
+    hash        BLOB NOT NULL
+);
+PRAGMA user_version = 1;
+";
+
+fn sample(kind: Kind, command: &str) -> Event {
+    Event {
+        time_ms: 1_764_496_800_000,
+        kind,
+        agent: "claude".into(),
+        session_id: "sess-1".into(),
+        tool_use_id: "toolu_1".into(),
+        cwd: "/work".into(),
+        user: "ops".into(),
+        host: "seat".into(),
+        command: command.into(),
+        rule: "remote-access".into(),
+        target: "atlas".into(),
+        tools: vec!["mesh exec".into()],
+        shape: String::new(),
+        reason: String::new(),
+    }
+}
+
+/// Writes `events` the way the schema-1 release did: format-1 hashes, no shape column.
+fn write_schema_1(path: &Path, events: &[Event]) {
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(RELEASED_SCHEMA_1).unwrap();
+    let mut prev = chain::GENESIS.to_vec();
+    for (i, e) in events.iter().enumerate() {
+        let id = i as i64 + 1;
+        let hash = chain::row_hash(1, &prev, &fields(id, e)).unwrap().to_vec();
+        conn.execute(
+            "INSERT INTO events (id, time_ms, kind, agent, session_id, tool_use_id, cwd, user,
+                host, command, rule, target, tools, reason, prev_hash, hash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+            params![
+                id,
+                e.time_ms,
+                e.kind.as_str(),
+                e.agent,
+                e.session_id,
+                e.tool_use_id,
+                e.cwd,
+                e.user,
+                e.host,
+                e.command,
+                e.rule,
+                e.target,
+                serde_json::to_string(&e.tools).unwrap(),
+                e.reason,
+                prev,
+                hash,
+            ],
+        )
+        .unwrap();
+        prev = hash;
+    }
+}
+
+fn user_version(path: &Path) -> i64 {
+    Connection::open(path)
+        .unwrap()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn the_shipped_schema_1_is_the_released_one() {
+    let shipped: String = schema::SCHEMA_1.split_whitespace().collect();
+    let released: String = RELEASED_SCHEMA_1
+        .trim_end()
+        .trim_end_matches("PRAGMA user_version = 1;")
+        .split_whitespace()
+        .collect();
+    assert_eq!(shipped, released);
+}
+
+#[test]
+fn a_schema_1_database_migrates_verifies_and_takes_new_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    let old = [
+        sample(Kind::Refusal, "ssh atlas uptime"),
+        sample(Kind::Override, "docker logs mesh-controller"),
+    ];
+    write_schema_1(&path, &old);
+    assert_eq!(user_version(&path), 1);
+
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(user_version(&path), schema::LATEST);
+    assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 2 });
+
+    let mut new = sample(Kind::Refusal, "docker inspect mesh-controller");
+    new.tools.clear();
+    new.shape = "docker inspect <container>".into();
+    assert_eq!(store.append(&new).unwrap(), 3);
+    assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 3 });
+
+    let rows = store.query(&Filter::default()).unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0].event, new);
+    assert_eq!(rows[2].event, old[0]);
+    assert_eq!(
+        store.missing().unwrap(),
+        vec![("docker inspect <container>".to_string(), 1)]
+    );
+    // A second open finds the file current and leaves it so.
+    drop(store);
+    Store::open(&path).unwrap();
+    assert_eq!(user_version(&path), schema::LATEST);
+}
+
+#[test]
+fn giving_a_schema_1_row_a_shape_counts_as_an_edit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    write_schema_1(&path, &[sample(Kind::Refusal, "ssh atlas")]);
+    let store = Store::open(&path).unwrap();
+    store
+        .conn
+        .execute("UPDATE events SET shape = 'ssh <machine>' WHERE id = 1", [])
+        .unwrap();
+    assert_eq!(
+        store.verify().unwrap(),
+        Verification::Broken {
+            id: 1,
+            breach: Breach::Edited
+        }
+    );
+}
+
+#[test]
+fn a_newer_schema_is_refused_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 99;")
+        .unwrap();
+    let err = Store::open(&path).err().unwrap();
+    assert!(matches!(err, RecordError::NewerSchema { found: 99, .. }));
+    assert_eq!(user_version(&path), 99);
+}
+
+#[test]
+fn a_read_only_open_of_an_old_schema_asks_for_a_migration() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    write_schema_1(&path, &[sample(Kind::Refusal, "ssh atlas")]);
+    let err = Store::open_read_only(&path).err().unwrap();
+    assert!(matches!(err, RecordError::NeedsMigration { found: 1, .. }));
+}
