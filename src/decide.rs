@@ -82,6 +82,9 @@ pub struct Refusal {
     pub shape: String,
     /// The machine the command reaches, when it says, for filling usages.
     pub machine: Option<String>,
+    /// The command it carries for the target to run (ssh's remote command, `docker exec`'s
+    /// command), for filling `<command>`.
+    pub inner: Option<String>,
     /// What could not be known or checked (unverifiable, fail-closed).
     pub detail: String,
 }
@@ -97,6 +100,7 @@ impl Refusal {
             object: None,
             shape: String::new(),
             machine: None,
+            inner: None,
             detail: detail.into(),
         }
     }
@@ -126,6 +130,7 @@ struct Candidate {
     over: String,
     shape: String,
     user: Option<String>,
+    inner: Option<String>,
 }
 
 #[derive(Default)]
@@ -290,7 +295,7 @@ impl Guard<'_> {
             },
             None => (spec, program.to_string()),
         };
-        let context = Context { command, over: spec.over.clone(), shape: vec![name], user: None };
+        let context = Context { command, over: spec.over.clone(), shape: vec![name], user: None, inner: None };
         self.program_args(spec, None, &args, context, walk);
     }
 
@@ -342,6 +347,7 @@ impl Guard<'_> {
                 }
             }
         }
+        cx.inner = inner_command(spec, &operands);
         let mut at = 0;
         for operand in &spec.operands {
             if at >= operands.len() {
@@ -384,7 +390,7 @@ impl Guard<'_> {
                 return;
             }
         }
-        walk.candidates.push(Candidate { role, value, command: cx.command.words.clone(), over: cx.over.clone(), shape, user: cx.user.clone() });
+        walk.candidates.push(Candidate { role, value, command: cx.command.words.clone(), over: cx.over.clone(), shape, user: cx.user.clone(), inner: cx.inner.clone() });
     }
 
     /// With the catalog: the first candidate that reaches the mesh is refused.
@@ -407,6 +413,7 @@ impl Guard<'_> {
                         target: object.name().to_string(),
                         object: Some(object),
                         shape: c.shape.trim().to_string(),
+                        inner: c.inner.clone(),
                         machine,
                         detail: String::new(),
                     });
@@ -443,11 +450,24 @@ impl Guard<'_> {
     }
 }
 
+/// The words an operand list gives to a remote or nested command, joined.
+fn inner_command(spec: &Program, operands: &[&str]) -> Option<String> {
+    let mut at = 0;
+    for operand in &spec.operands {
+        if matches!(operand.role, Role::RemoteCommand | Role::Command) {
+            return (at < operands.len()).then(|| operands[at..].join(" "));
+        }
+        at += 1;
+    }
+    None
+}
+
 struct Context<'c> {
     command: &'c Command,
     over: String,
     shape: Vec<String>,
     user: Option<String>,
+    inner: Option<String>,
 }
 
 /// Whether a word, or a piece of it between separators, names something of the mesh.

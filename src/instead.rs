@@ -85,7 +85,8 @@ fn match_entry(catalog: &Catalog, entry: &str, words: &[String], tool: &ToolEntr
 
 fn placeholder_value(catalog: &Catalog, kind: &str, word: &str) -> Option<String> {
     match kind {
-        "machine" => machine_in(catalog, word),
+        // `-o ProxyJump=atlas`, `DOCKER_HOST=ssh://atlas`: the value names the machine.
+        "machine" => machine_in(catalog, word).or_else(|| word.split_once('=').and_then(|(_, v)| machine_in(catalog, v))),
         "module" => catalog.module(word).map(|m| m.name().to_string()),
         "container" => {
             let name = word.split(':').next().unwrap_or(word);
@@ -123,13 +124,13 @@ impl Known {
                 _ => {}
             }
         }
-        let remote = matches!(refusal.command.first().map(|w| base_name(w)), Some("ssh" | "autossh" | "mosh"));
-        if remote && !refusal.target.is_empty() {
-            if let Some(at) = refusal.command.iter().position(|w| machine_in(catalog, w).is_some_and(|m| m == refusal.target)) {
-                let rest = &refusal.command[at + 1..];
-                if !rest.is_empty() {
-                    known.0.insert("command".into(), rest.join(" "));
-                }
+        if let Some(inner) = &refusal.inner {
+            known.0.insert("command".into(), inner.clone());
+        }
+        // A module on a single machine: its containers and units are on that machine.
+        if let Some(module) = known.0.get("module").and_then(|m| catalog.module_entry(m)) {
+            if let [only] = module.machines.as_slice() {
+                known.0.entry("machine".into()).or_insert_with(|| only.clone());
             }
         }
         known

@@ -59,15 +59,17 @@ fn host_of_path(word: &str) -> Option<&str> {
     if let Some((scheme, _)) = word.split_once("://") {
         return matches!(scheme, "scp" | "sftp" | "ssh" | "rsync").then_some(word);
     }
-    let colon = word.find(':')?;
-    let before = &word[..colon];
-    if before.is_empty() || before.contains('/') {
+    let start = match word.find('@') {
+        Some(at) if !word[..at].contains(['/', ':']) => at + 1,
+        _ => 0,
+    };
+    let rest = &word[start..];
+    let end = if rest.starts_with('[') { rest.find("]:")? + 1 } else { rest.find(':')? };
+    let host = &rest[..end];
+    if host.is_empty() || host.contains('/') {
         return None;
     }
-    if before.starts_with('[') {
-        return word.find("]:").map(|end| &word[..end + 1]);
-    }
-    Some(before)
+    Some(&word[..start + end])
 }
 
 pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&str>) -> Resolved {
@@ -154,6 +156,8 @@ mod tests {
         assert_eq!(host_of_path("./a:b"), None);
         assert_eq!(host_of_path("/x/y:z"), None);
         assert_eq!(host_of_path("local.txt"), None);
+        assert_eq!(host_of_path("u@[fd00::1]:/x"), Some("u@[fd00::1]"));
+        assert_eq!(host_of_path("u@atlas"), None);
         assert_eq!(ssh_option("ProxyJump=atlas"), Some(("proxyjump".into(), "atlas")));
         assert_eq!(ssh_option("HostName atlas"), Some(("hostname".into(), "atlas")));
     }
@@ -161,7 +165,6 @@ mod tests {
 
 /// The mesh machine a word names in any host form, for `<machine>` in `replaces`.
 pub fn machine_in(catalog: &Catalog, word: &str) -> Option<String> {
-    let host = host_of_path(word).unwrap_or(word);
-    let (_, name) = split_host(host);
-    catalog.host(name).map(|m| m.machine)
+    let (_, name) = split_host(host_of_path(word).unwrap_or(word));
+    catalog.host(name).or_else(|| catalog.host(split_host(word).1)).map(|m| m.machine)
 }

@@ -10,6 +10,23 @@ use shuck_ast::{
 
 /// Marks whitespace that came from an unquoted expansion: bash splits fields there.
 const SPLIT: char = '\u{1}';
+/// Unquoted glob characters, kept apart from quoted ones until the word's place is known:
+/// in an argument an unmatched glob stays literal, but a globbed program word
+/// (`/usr/bin/ss?`) runs whatever file matches, so it is unknown.
+const GLOBS: [(char, char); 3] = [('\u{2}', '*'), ('\u{3}', '?'), ('\u{4}', '[')];
+
+/// Glob marks back to the characters they stand for (an argument).
+pub(crate) fn literal_globs(word: String) -> String {
+    if !word.contains(|c| GLOBS.iter().any(|(mark, _)| *mark == c)) {
+        return word;
+    }
+    word.chars().map(|c| GLOBS.iter().find(|(mark, _)| *mark == c).map_or(c, |(_, glob)| *glob)).collect()
+}
+
+/// Glob marks to unknown (a program word).
+pub(crate) fn unknown_globs(word: String) -> String {
+    word.chars().map(|c| if GLOBS.iter().any(|(mark, _)| *mark == c) { UNKNOWN } else { c }).collect()
+}
 
 /// One way a word may expand, before field splitting.
 #[derive(Clone, Default)]
@@ -21,6 +38,17 @@ struct Piece {
 impl Walker<'_> {
     /// Every way `word` may expand, each a list of fields (usually one way, one field).
     pub(crate) fn fields(&mut self, word: &Word) -> Vec<Vec<String>> {
+        let mut fields = self.fields_with_globs(word);
+        for alternative in &mut fields {
+            for field in alternative.iter_mut() {
+                *field = literal_globs(std::mem::take(field));
+            }
+        }
+        fields
+    }
+
+    /// As [`Self::fields`], with unquoted glob characters still marked.
+    pub(crate) fn fields_with_globs(&mut self, word: &Word) -> Vec<Vec<String>> {
         let mut pieces = vec![Piece::default()];
         self.parts(&word.parts, false, &mut pieces);
         let braces = word.has_active_brace_expansion();
@@ -253,7 +281,7 @@ fn strip_quotes(raw: &str) -> &str {
 }
 
 /// Unquoted text: a backslash quotes the next character; backslash-newline vanishes;
-/// glob characters make the word's value unknown (it depends on the files present).
+/// glob characters are marked (see [`GLOBS`]).
 fn unescape_bare(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut chars = raw.chars();
@@ -264,8 +292,9 @@ fn unescape_bare(raw: &str) -> String {
                 Some('\n') | None => {}
                 Some(next) => out.push(next),
             },
-            '*' | '?' => out.push(UNKNOWN),
-            '[' if class_closes && raw.len() > 1 => out.push(UNKNOWN),
+            '*' => out.push(GLOBS[0].0),
+            '?' => out.push(GLOBS[1].0),
+            '[' if class_closes && raw.len() > 1 => out.push(GLOBS[2].0),
             _ => out.push(c),
         }
     }

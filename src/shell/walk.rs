@@ -1,6 +1,7 @@
 //! The walk over shuck's tree: statements, lists, pipelines, compound commands, functions
 //! and redirections, in the order bash would meet them.
 
+use super::expand::{literal_globs, unknown_globs};
 use super::{Command, MAX_COMMANDS, Script, Stdin, UNKNOWN};
 use shuck_ast::{
     AssignmentValue, BinaryOp, BuiltinCommand, Command as Node, CompoundCommand, ConditionalExpr,
@@ -209,8 +210,16 @@ impl<'s> Walker<'s> {
 
     fn simple(&mut self, simple: &SimpleCommand, writes: Vec<String>) {
         let env = self.prefix_assignments(&simple.assignments);
+        let mut program = self.fields_with_globs(&simple.name);
+        for alternative in &mut program {
+            for (i, field) in alternative.iter_mut().enumerate() {
+                let word = std::mem::take(field);
+                *field = if i == 0 { unknown_globs(word) } else { literal_globs(word) };
+            }
+        }
         let mut alternatives: Vec<Vec<String>> = vec![Vec::new()];
-        for word in std::iter::once(&simple.name).chain(&simple.args) {
+        alternatives = self.product(alternatives, program);
+        for word in &simple.args {
             let fields = self.fields(word);
             alternatives = self.product(alternatives, fields);
         }
