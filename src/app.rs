@@ -17,13 +17,32 @@ pub fn run(args: Args) -> i32 {
     match args.command {
         Command::Hook { agent } => hook_main(&paths, agent),
         Command::Check { json, command } => check(&paths, &command.join(" "), json),
-        Command::Catalog { action: CatalogAction::Check } => catalog_check(&paths),
+        Command::Catalog {
+            action: CatalogAction::Check,
+        } => catalog_check(&paths),
         Command::InsteadOf { format } => instead_of(&paths, format),
         Command::Search { command } => search(&paths, &command.join(" ")),
         Command::SessionStart { agent } => crate::session::start(&paths, agent),
-        Command::Audit { action, kind, since, until, session, limit, format } => {
-            crate::session::audit(&paths, action, crate::session::AuditQuery { kind, since, until, session, limit, format })
-        }
+        Command::Audit {
+            action,
+            kind,
+            since,
+            until,
+            session,
+            limit,
+            format,
+        } => crate::session::audit(
+            &paths,
+            action,
+            crate::session::AuditQuery {
+                kind,
+                since,
+                until,
+                session,
+                limit,
+                format,
+            },
+        ),
     }
 }
 
@@ -35,9 +54,19 @@ pub struct Outcome {
 }
 
 /// Decides one shell command against the rules and the catalog at `paths`.
-pub fn decide(paths: &Paths, rules: &Rules, catalog: &LazyCatalog, source: &str, cwd: Option<PathBuf>) -> Outcome {
+pub fn decide(
+    paths: &Paths,
+    rules: &Rules,
+    catalog: &LazyCatalog,
+    source: &str,
+    cwd: Option<PathBuf>,
+) -> Outcome {
     let protected = paths.protected(cwd);
-    let guard = Guard { rules, catalog, protected: &protected };
+    let guard = Guard {
+        rules,
+        catalog,
+        protected: &protected,
+    };
     let decision = guard.decide(source);
     let (instead, message) = match &decision {
         Decision::Refuse(refusal) => {
@@ -50,20 +79,35 @@ pub fn decide(paths: &Paths, rules: &Rules, catalog: &LazyCatalog, source: &str,
         }
         Decision::Pass(_) => (Vec::new(), String::new()),
     };
-    Outcome { decision, instead, message }
+    Outcome {
+        decision,
+        instead,
+        message,
+    }
 }
 
 fn is_mesh_rule(rule: Rule) -> bool {
-    matches!(rule, Rule::RemoteAccess | Rule::RemoteDaemon | Rule::MeshContainer | Rule::MeshUnit)
+    matches!(
+        rule,
+        Rule::RemoteAccess | Rule::RemoteDaemon | Rule::MeshContainer | Rule::MeshUnit
+    )
 }
 
 pub fn suggestions(catalog: &Catalog, refusal: &Refusal) -> Vec<Suggestion> {
-    instead::rank(catalog, &refusal.command, &Known::from_command(catalog, refusal), 3)
+    instead::rank(
+        catalog,
+        &refusal.command,
+        &Known::from_command(catalog, refusal),
+        3,
+    )
 }
 
 /// The refusal for what went wrong before a decision could be made.
 pub fn fail_closed(detail: &str) -> String {
-    message::render(&Refusal::plain(Rule::FailClosed, "this command", detail), &[])
+    message::render(
+        &Refusal::plain(Rule::FailClosed, "this command", detail),
+        &[],
+    )
 }
 
 fn load_rules(paths: &Paths) -> Result<Rules, String> {
@@ -77,7 +121,9 @@ const MAX_EVENT_BYTES: u64 = 8 * 1024 * 1024;
 
 fn hook_main(paths: &Paths, choice: AgentChoice) -> i32 {
     let mut input = Vec::new();
-    let read = std::io::stdin().take(MAX_EVENT_BYTES + 1).read_to_end(&mut input);
+    let read = std::io::stdin()
+        .take(MAX_EVENT_BYTES + 1)
+        .read_to_end(&mut input);
     let fallback_agent = match choice {
         AgentChoice::Gemini => Agent::Gemini,
         AgentChoice::Copilot => Agent::Copilot,
@@ -86,10 +132,18 @@ fn hook_main(paths: &Paths, choice: AgentChoice) -> i32 {
         AgentChoice::Claude | AgentChoice::Auto => Agent::Claude,
     };
     if read.is_err() {
-        return refuse(fallback_agent, &fail_closed("the hook input could not be read"), None);
+        return refuse(
+            fallback_agent,
+            &fail_closed("the hook input could not be read"),
+            None,
+        );
     }
     if input.len() as u64 > MAX_EVENT_BYTES {
-        return refuse(fallback_agent, &fail_closed("the hook input is larger than 8 MiB"), None);
+        return refuse(
+            fallback_agent,
+            &fail_closed("the hook input is larger than 8 MiB"),
+            None,
+        );
     }
     let event = match hook::parse(choice, &input) {
         Ok(event) => event,
@@ -97,7 +151,13 @@ fn hook_main(paths: &Paths, choice: AgentChoice) -> i32 {
     };
     let rules = match load_rules(paths) {
         Ok(rules) => rules,
-        Err(_) => return refuse(event.agent, &fail_closed("the guard's rules are invalid"), None),
+        Err(_) => {
+            return refuse(
+                event.agent,
+                &fail_closed("the guard's rules are invalid"),
+                None,
+            );
+        }
     };
     let catalog = LazyCatalog::new(paths.catalog.clone());
     let cwd = Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute());
@@ -117,16 +177,31 @@ fn hook_main(paths: &Paths, choice: AgentChoice) -> i32 {
     let outcome = decide(paths, &rules, &catalog, &command, cwd);
     match &outcome.decision {
         Decision::Pass(_) => 0,
-        Decision::Refuse(refusal) => crate::session::answer_refusal(paths, &event, refusal, &outcome.instead, &outcome.message),
+        Decision::Refuse(refusal) => crate::session::answer_refusal(
+            paths,
+            &event,
+            refusal,
+            &outcome.instead,
+            &outcome.message,
+        ),
     }
 }
 
 /// A file-writing tool may not set the override or change the guard's own files.
-fn write_refusal(paths: &Paths, path: &str, content: &str, cwd: Option<PathBuf>) -> Option<Refusal> {
+fn write_refusal(
+    paths: &Paths,
+    path: &str,
+    content: &str,
+    cwd: Option<PathBuf>,
+) -> Option<Refusal> {
     let protected = paths.protected(cwd);
     let rules = Rules::default();
     let catalog = LazyCatalog::ready(Catalog::default());
-    let guard = Guard { rules: &rules, catalog: &catalog, protected: &protected };
+    let guard = Guard {
+        rules: &rules,
+        catalog: &catalog,
+        protected: &protected,
+    };
     if guard.is_protected(path) {
         return Some(Refusal {
             detail: "it changes the guard's own files (its catalog, rules, record or plugin); those are the operator's".into(),
@@ -134,9 +209,14 @@ fn write_refusal(paths: &Paths, path: &str, content: &str, cwd: Option<PathBuf>)
         });
     }
     let setting = format!("{}=", crate::decide::OVERRIDE_VAR);
-    let exporting = content.contains(&setting) || content.contains(&format!("{} ", crate::decide::OVERRIDE_VAR)) && content.contains("export");
+    let exporting = content.contains(&setting)
+        || content.contains(&format!("{} ", crate::decide::OVERRIDE_VAR))
+            && content.contains("export");
     exporting.then(|| Refusal {
-        detail: format!("it writes {}, which only the operator may set", crate::decide::OVERRIDE_VAR),
+        detail: format!(
+            "it writes {}, which only the operator may set",
+            crate::decide::OVERRIDE_VAR
+        ),
         ..Refusal::plain(Rule::Override, &format!("write {path}"), "")
     })
 }
@@ -167,36 +247,54 @@ fn check(paths: &Paths, source: &str, json: bool) -> i32 {
     let catalog = LazyCatalog::new(paths.catalog.clone());
     let cwd = std::env::current_dir().ok();
     let outcome = decide(paths, &rules, &catalog, source, cwd);
-    if let Decision::Refuse(r) = &outcome.decision {
-        if r.rule == Rule::FailClosed {
-            if let Err(errors) = catalog.get() {
-                for e in errors {
-                    eprintln!("error: {e}");
-                }
-                return 2;
-            }
+    if let Decision::Refuse(r) = &outcome.decision
+        && r.rule == Rule::FailClosed
+        && let Err(errors) = catalog.get()
+    {
+        for e in errors {
+            eprintln!("error: {e}");
         }
+        return 2;
     }
     let (decision, reason, rule, target) = match &outcome.decision {
-        Decision::Pass(PassReason::NotMesh) => ("pass", "no program it runs reaches the mesh".to_string(), String::new(), String::new()),
-        Decision::Pass(PassReason::ForgeAccount { account }) => ("pass", format!("`{account}` is the forge's git account"), "forge-account".to_string(), account.clone()),
-        Decision::Refuse(r) => ("refuse", refusal_reason(r), r.rule.id().to_string(), r.target.clone()),
+        Decision::Pass(PassReason::NotMesh) => (
+            "pass",
+            "no program it runs reaches the mesh".to_string(),
+            String::new(),
+            String::new(),
+        ),
+        Decision::Pass(PassReason::ForgeAccount { account }) => (
+            "pass",
+            format!("`{account}` is the forge's git account"),
+            "forge-account".to_string(),
+            account.clone(),
+        ),
+        Decision::Refuse(r) => (
+            "refuse",
+            refusal_reason(r),
+            r.rule.id().to_string(),
+            r.target.clone(),
+        ),
     };
     if json {
-        let instead: Vec<_> = outcome.instead.iter().map(|s| serde_json::json!({"tool": s.tool, "usage": s.usage})).collect();
+        let instead: Vec<_> = outcome
+            .instead
+            .iter()
+            .map(|s| serde_json::json!({"tool": s.tool, "usage": s.usage}))
+            .collect();
         let object = serde_json::json!({
             "decision": decision, "reason": reason, "rule": rule, "target": target,
             "instead": instead, "message": outcome.message,
         });
-        println!("{object}");
+        outln!("{object}");
     } else if decision == "pass" {
-        println!("pass: {reason}");
+        outln!("pass: {reason}");
     } else {
-        println!("refuse [{rule}]: {reason}");
+        outln!("refuse [{rule}]: {reason}");
         for s in &outcome.instead {
-            println!("  instead: {}  ({})", s.usage, s.tool);
+            outln!("  instead: {}  ({})", s.usage, s.tool);
         }
-        println!("\nThe agent would read:\n{}", outcome.message);
+        outln!("\nThe agent would read:\n{}", outcome.message);
     }
     if decision == "pass" { 0 } else { 1 }
 }
@@ -205,7 +303,17 @@ fn refusal_reason(r: &Refusal) -> String {
     if r.reaches.is_empty() {
         r.detail.clone()
     } else if r.detail.is_empty() {
-        format!("it reaches {} {}", r.reaches, if r.over.is_empty() { String::new() } else { format!("through {}", r.over) }).trim_end().to_string()
+        format!(
+            "it reaches {} {}",
+            r.reaches,
+            if r.over.is_empty() {
+                String::new()
+            } else {
+                format!("through {}", r.over)
+            }
+        )
+        .trim_end()
+        .to_string()
     } else {
         format!("{}; it names {}", r.detail, r.reaches)
     }
@@ -223,7 +331,12 @@ fn load_catalog(paths: &Paths) -> Result<Catalog, i32> {
 fn catalog_check(paths: &Paths) -> i32 {
     match catalog::load(&paths.catalog) {
         Ok(c) => {
-            println!("{}: valid ({} machines, {} tools)", paths.catalog.display(), c.machine_count(), c.tools().len());
+            outln!(
+                "{}: valid ({} machines, {} tools)",
+                paths.catalog.display(),
+                c.machine_count(),
+                c.tools().len()
+            );
             0
         }
         Err(errors) => {
@@ -246,12 +359,21 @@ fn search(paths: &Paths, source: &str) -> i32 {
     };
     let found = instead::rank(&catalog, &words, &Known::default(), usize::MAX);
     if found.is_empty() {
-        println!("No mesh tool replaces `{source}`: one must be created.");
+        outln!("No mesh tool replaces `{source}`: one must be created.");
         return 1;
     }
     for s in found {
-        let owner = s.module.as_deref().map(|m| format!("tool of module {m}")).unwrap_or_else(|| "seat verb".into());
-        println!("{}\t{}\t({owner}; replaces `{}`)", s.usage, s.tool, s.matched);
+        let owner = s
+            .module
+            .as_deref()
+            .map(|m| format!("tool of module {m}"))
+            .unwrap_or_else(|| "seat verb".into());
+        outln!(
+            "{}\t{}\t({owner}; replaces `{}`)",
+            s.usage,
+            s.tool,
+            s.matched
+        );
     }
     0
 }
@@ -261,7 +383,7 @@ fn instead_of(paths: &Paths, format: TableFormat) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    print!("{}", instead_of_table(&catalog, format));
+    out!("{}", instead_of_table(&catalog, format));
     0
 }
 
@@ -270,17 +392,29 @@ pub fn instead_of_table(catalog: &Catalog, format: TableFormat) -> String {
     let rows: Vec<(&str, &str, &str)> = catalog
         .tools()
         .iter()
-        .flat_map(|t| t.replaces.iter().map(move |r| (r.as_str(), t.name.as_str(), t.usage.as_str())))
+        .flat_map(|t| {
+            t.replaces
+                .iter()
+                .map(move |r| (r.as_str(), t.name.as_str(), t.usage.as_str()))
+        })
         .collect();
     match format {
         TableFormat::Json => {
-            let list: Vec<_> = rows.iter().map(|(r, t, u)| serde_json::json!({"instead_of": r, "tool": t, "usage": u})).collect();
+            let list: Vec<_> = rows
+                .iter()
+                .map(|(r, t, u)| serde_json::json!({"instead_of": r, "tool": t, "usage": u}))
+                .collect();
             format!("{}\n", serde_json::Value::Array(list))
         }
         TableFormat::Markdown => {
             let mut out = String::from("| instead of | use | tool |\n|---|---|---|\n");
             for (r, t, u) in rows {
-                out.push_str(&format!("| `{}` | `{}` | {} |\n", r.replace('|', "\\|"), u.replace('|', "\\|"), t));
+                out.push_str(&format!(
+                    "| `{}` | `{}` | {} |\n",
+                    r.replace('|', "\\|"),
+                    u.replace('|', "\\|"),
+                    t
+                ));
             }
             out
         }

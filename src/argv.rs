@@ -6,7 +6,10 @@ use crate::rules::Syntax;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Arg {
     /// `-J` or `--host`, with its value when the option takes one.
-    Option { name: String, value: Option<String> },
+    Option {
+        name: String,
+        value: Option<String>,
+    },
     Operand(String),
 }
 
@@ -25,19 +28,32 @@ pub fn scan(syntax: &Syntax, args: &[String]) -> Vec<Arg> {
                 None if syntax.long_value.iter().any(|l| l == long) => (long, rest.next().cloned()),
                 None => (long, None),
             };
-            out.push(Arg::Option { name: format!("--{name}"), value });
+            out.push(Arg::Option {
+                name: format!("--{name}"),
+                value,
+            });
             continue;
         }
         if let Some(group) = arg.strip_prefix('-').filter(|g| !g.is_empty()) {
-            let mut chars = group.char_indices();
-            while let Some((i, c)) = chars.next() {
+            let chars = group.char_indices();
+            for (i, c) in chars {
                 if syntax.short_value.contains(c) {
                     let attached = &group[i + c.len_utf8()..];
-                    let value = if attached.is_empty() { rest.next().cloned() } else { Some(attached.to_string()) };
-                    out.push(Arg::Option { name: format!("-{c}"), value });
+                    let value = if attached.is_empty() {
+                        rest.next().cloned()
+                    } else {
+                        Some(attached.to_string())
+                    };
+                    out.push(Arg::Option {
+                        name: format!("-{c}"),
+                        value,
+                    });
                     break;
                 }
-                out.push(Arg::Option { name: format!("-{c}"), value: None });
+                out.push(Arg::Option {
+                    name: format!("-{c}"),
+                    value: None,
+                });
             }
             continue;
         }
@@ -60,7 +76,8 @@ pub fn operands(args: &[Arg]) -> impl Iterator<Item = &str> {
 
 /// Whether an option is present (`-V`, `--list`).
 pub fn has(args: &[Arg], names: &[String]) -> bool {
-    args.iter().any(|a| matches!(a, Arg::Option { name, .. } if names.contains(name)))
+    args.iter()
+        .any(|a| matches!(a, Arg::Option { name, .. } if names.contains(name)))
 }
 
 /// The base name of a program word: `/usr/bin/ssh` → `ssh`.
@@ -73,7 +90,11 @@ mod tests {
     use super::*;
 
     fn syntax(short: &str, long: &[&str], stop: bool) -> Syntax {
-        Syntax { short_value: short.into(), long_value: long.iter().map(|s| s.to_string()).collect(), stop_at_operand: stop }
+        Syntax {
+            short_value: short.into(),
+            long_value: long.iter().map(|s| s.to_string()).collect(),
+            stop_at_operand: stop,
+        }
     }
 
     fn s(list: &[&str]) -> Vec<String> {
@@ -82,17 +103,36 @@ mod tests {
 
     #[test]
     fn groups_attached_values_and_long_forms() {
-        let args = scan(&syntax("uJ", &["unit"], false), &s(&["-fu", "x", "-Jatlas", "--unit=y", "--unit", "z", "op", "--", "-v"]));
-        let opt = |n: &str, v: Option<&str>| Arg::Option { name: n.into(), value: v.map(String::from) };
+        let args = scan(
+            &syntax("uJ", &["unit"], false),
+            &s(&[
+                "-fu", "x", "-Jatlas", "--unit=y", "--unit", "z", "op", "--", "-v",
+            ]),
+        );
+        let opt = |n: &str, v: Option<&str>| Arg::Option {
+            name: n.into(),
+            value: v.map(String::from),
+        };
         assert_eq!(
             args,
-            vec![opt("-f", None), opt("-u", Some("x")), opt("-J", Some("atlas")), opt("--unit", Some("y")), opt("--unit", Some("z")), Arg::Operand("op".into()), Arg::Operand("-v".into())]
+            vec![
+                opt("-f", None),
+                opt("-u", Some("x")),
+                opt("-J", Some("atlas")),
+                opt("--unit", Some("y")),
+                opt("--unit", Some("z")),
+                Arg::Operand("op".into()),
+                Arg::Operand("-v".into())
+            ]
         );
     }
 
     #[test]
     fn posix_programs_stop_at_the_first_operand() {
-        let args = scan(&syntax("p", &[], true), &s(&["-p", "22", "atlas", "ls", "-l"]));
+        let args = scan(
+            &syntax("p", &[], true),
+            &s(&["-p", "22", "atlas", "ls", "-l"]),
+        );
         assert_eq!(operands(&args).collect::<Vec<_>>(), ["atlas", "ls", "-l"]);
     }
 }

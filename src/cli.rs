@@ -5,7 +5,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "mesh-guard", version, about = "Keeps AI coding agents on a mesh's own tools: a pre-tool hook that refuses ssh, docker, journalctl and kin aimed at the mesh, and names the tool to use instead.")]
+#[command(
+    name = "mesh-guard",
+    version,
+    about = "Keeps AI coding agents on a mesh's own tools: a pre-tool hook that refuses ssh, docker, journalctl and kin aimed at the mesh, and names the tool to use instead."
+)]
 pub struct Args {
     /// The catalog: a TOML file, or a directory of *.toml files [default: catalog.toml in the config dir]
     #[arg(long, global = true, env = "MESH_GUARD_CATALOG", value_name = "PATH")]
@@ -33,7 +37,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// The command: several words joined with spaces, or one quoted string
-        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
+        #[arg(
+            required = true,
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "COMMAND"
+        )]
         command: Vec<String>,
     },
     /// List recorded events, newest first
@@ -70,7 +79,12 @@ pub enum Command {
     },
     /// List the mesh tools that replace a shell command, best first (exit 1 when none)
     Search {
-        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
+        #[arg(
+            required = true,
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "COMMAND"
+        )]
         command: Vec<String>,
     },
     /// The SessionStart hook: records a session started with an override

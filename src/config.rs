@@ -40,7 +40,11 @@ impl Paths {
         if let Some(dirs) = project_dirs() {
             paths.push(absolute(dirs.config_dir()));
         }
-        Protected { paths, cwd, home: std::env::var_os("HOME").map(PathBuf::from) }
+        Protected {
+            paths,
+            cwd,
+            home: std::env::var_os("HOME").map(PathBuf::from),
+        }
     }
 }
 
@@ -48,7 +52,9 @@ fn absolute(path: &std::path::Path) -> PathBuf {
     let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
-        std::env::current_dir().map(|d| d.join(path)).unwrap_or_else(|_| path.to_path_buf())
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
     };
     normalize_protected(&joined)
 }

@@ -52,6 +52,8 @@ impl Rule {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use]
+// One decision is made per process: its size does not matter, its shape does.
+#[allow(clippy::large_enum_variant)]
 pub enum Decision {
     Pass(PassReason),
     Refuse(Refusal),
@@ -150,7 +152,10 @@ impl Guard<'_> {
             return Decision::Refuse(Refusal::plain(
                 Rule::Unverifiable,
                 &source[..source.floor_char_boundary(80)],
-                format!("the command is longer than {} KiB, too long to check", MAX_SOURCE_BYTES / 1024),
+                format!(
+                    "the command is longer than {} KiB, too long to check",
+                    MAX_SOURCE_BYTES / 1024
+                ),
             ));
         }
         let mut walk = Walk::default();
@@ -166,7 +171,10 @@ impl Guard<'_> {
         }
         let quick_pass = walk.candidates.is_empty()
             && walk.unknown_programs.is_empty()
-            && walk.unparsable.iter().all(|text| !self.mentions_guarded_program(text));
+            && walk
+                .unparsable
+                .iter()
+                .all(|text| !self.mentions_guarded_program(text));
         if quick_pass && walk.unparsable.is_empty() {
             return Decision::Pass(PassReason::NotMesh);
         }
@@ -195,7 +203,9 @@ impl Guard<'_> {
     fn command(&self, command: Command, walk: &mut Walk) {
         walk.words.extend(command.words.iter().cloned());
         if walk.refusal.is_none() {
-            walk.refusal = self.override_attempt(&command).or_else(|| self.self_protection(&command));
+            walk.refusal = self
+                .override_attempt(&command)
+                .or_else(|| self.self_protection(&command));
         }
         let mut steps = Vec::new();
         unwrap(self.rules, command, &mut steps);
@@ -210,7 +220,9 @@ impl Guard<'_> {
 
     fn payload(&self, source: &str, depth: usize, env: &[(String, String)], walk: &mut Walk) {
         if depth > MAX_PAYLOAD_DEPTH {
-            walk.incomplete.get_or_insert(format!("it nests shell payloads more than {MAX_PAYLOAD_DEPTH} deep"));
+            walk.incomplete.get_or_insert(format!(
+                "it nests shell payloads more than {MAX_PAYLOAD_DEPTH} deep"
+            ));
             return;
         }
         let mut vars: HashMap<String, Vec<String>> = HashMap::new();
@@ -226,13 +238,22 @@ impl Guard<'_> {
     /// Case 4: a command may not grant itself the operator's override.
     fn override_attempt(&self, command: &Command) -> Option<Refusal> {
         let sets = command.env.iter().any(|(name, _)| name == OVERRIDE_VAR)
-            || command.words.iter().skip(1).any(|w| w.starts_with(&format!("{OVERRIDE_VAR}=")));
+            || command
+                .words
+                .iter()
+                .skip(1)
+                .any(|w| w.starts_with(&format!("{OVERRIDE_VAR}=")));
         let assignment = format!("{OVERRIDE_VAR}=");
         let writes_it = !command.writes.is_empty()
             && (command.words.iter().any(|w| w.contains(OVERRIDE_VAR))
                 || matches!(&command.stdin, Stdin::Text(t) if t.contains(&assignment)));
-        let edits_it = command.words.first().is_some_and(|p| matches!(base_name(p), "tee" | "sed" | "dd" | "install" | "cp" | "mv" | "ln"))
-            && (command.words.iter().any(|w| w.contains(&assignment)) || matches!(&command.stdin, Stdin::Text(t) if t.contains(&assignment)));
+        let edits_it = command.words.first().is_some_and(|p| {
+            matches!(
+                base_name(p),
+                "tee" | "sed" | "dd" | "install" | "cp" | "mv" | "ln"
+            )
+        }) && (command.words.iter().any(|w| w.contains(&assignment))
+            || matches!(&command.stdin, Stdin::Text(t) if t.contains(&assignment)));
         (sets || writes_it || edits_it).then(|| Refusal {
             detail: format!("it sets {OVERRIDE_VAR}, which only the operator may set, in the environment the session starts with"),
             ..Refusal::plain(Rule::Override, &command.words.join(" "), "")
@@ -245,13 +266,50 @@ impl Guard<'_> {
             return None;
         }
         let program = command.words.first().map(|p| base_name(p)).unwrap_or("");
-        let writers = ["rm", "mv", "cp", "tee", "truncate", "shred", "unlink", "rmdir", "ln", "chmod", "chown", "install", "dd", "touch", "rsync", "sqlite3", "sqlite", "sqlitebrowser", "litecli", "sed", "perl", "vi", "vim", "nano", "emacs", "ed"];
+        let writers = [
+            "rm",
+            "mv",
+            "cp",
+            "tee",
+            "truncate",
+            "shred",
+            "unlink",
+            "rmdir",
+            "ln",
+            "chmod",
+            "chown",
+            "install",
+            "dd",
+            "touch",
+            "rsync",
+            "sqlite3",
+            "sqlite",
+            "sqlitebrowser",
+            "litecli",
+            "sed",
+            "perl",
+            "vi",
+            "vim",
+            "nano",
+            "emacs",
+            "ed",
+        ];
         let mut touched = command.writes.clone();
         if writers.contains(&program) {
-            touched.extend(command.words.iter().skip(1).map(|w| w.strip_prefix("of=").unwrap_or(w).to_string()));
+            touched.extend(
+                command
+                    .words
+                    .iter()
+                    .skip(1)
+                    .map(|w| w.strip_prefix("of=").unwrap_or(w).to_string()),
+            );
         }
         let hit = touched.iter().find(|w| self.is_protected(w))?;
-        let what = if program.starts_with("sqlite") || program == "litecli" { "opens the guard's audit record with another client" } else { "changes the guard's own files (its catalog, rules, record or plugin)" };
+        let what = if program.starts_with("sqlite") || program == "litecli" {
+            "opens the guard's audit record with another client"
+        } else {
+            "changes the guard's own files (its catalog, rules, record or plugin)"
+        };
         Some(Refusal {
             detail: format!("it {what}; those are the operator's"),
             target: base_name(hit).to_string(),
@@ -267,7 +325,8 @@ impl Guard<'_> {
         self.protected.paths.iter().any(|p| {
             path.starts_with(p) || {
                 let (p, w) = (p.to_string_lossy(), path.to_string_lossy());
-                w.strip_prefix(p.as_ref()).is_some_and(|rest| matches!(rest, "-wal" | "-shm" | "-journal"))
+                w.strip_prefix(p.as_ref())
+                    .is_some_and(|rest| matches!(rest, "-wal" | "-shm" | "-journal"))
             }
         })
     }
@@ -279,9 +338,13 @@ impl Guard<'_> {
 
     /// A guarded program: collect every target its options, environment and operands name.
     fn invocation(&self, command: &Command, walk: &mut Walk) {
-        let Some(first) = command.words.first() else { return };
+        let Some(first) = command.words.first() else {
+            return;
+        };
         let program = base_name(first);
-        let Some(spec) = self.rules.program(program) else { return };
+        let Some(spec) = self.rules.program(program) else {
+            return;
+        };
         let mut args: Vec<String> = command.words[1..].to_vec();
         let (spec, name) = match spec.same_as.split_first() {
             Some((real, sub)) => match self.rules.program(real) {
@@ -295,11 +358,24 @@ impl Guard<'_> {
             },
             None => (spec, program.to_string()),
         };
-        let context = Context { command, over: spec.over.clone(), shape: vec![name], user: None, inner: None };
+        let context = Context {
+            command,
+            over: spec.over.clone(),
+            shape: vec![name],
+            user: None,
+            inner: None,
+        };
         self.program_args(spec, None, &args, context, walk);
     }
 
-    fn program_args(&self, spec: &Program, parent: Option<&Program>, args: &[String], mut cx: Context, walk: &mut Walk) {
+    fn program_args(
+        &self,
+        spec: &Program,
+        parent: Option<&Program>,
+        args: &[String],
+        mut cx: Context,
+        walk: &mut Walk,
+    ) {
         let scanned = argv::scan(&spec.syntax, args);
         if argv::has(&scanned, &spec.inert) {
             return;
@@ -309,7 +385,11 @@ impl Guard<'_> {
                 match spec.options.get(name) {
                     Some(Role::User) => cx.user = value.clone(),
                     Some(Role::SshOption) => {
-                        if let Some(user) = value.as_deref().and_then(|v| target::ssh_option(v)).and_then(|(k, v)| (k == "user").then_some(v)) {
+                        if let Some(user) = value
+                            .as_deref()
+                            .and_then(|v| target::ssh_option(v))
+                            .and_then(|(k, v)| (k == "user").then_some(v))
+                        {
                             cx.user = Some(user.to_string());
                         }
                     }
@@ -318,34 +398,51 @@ impl Guard<'_> {
             }
         }
         for arg in &scanned {
-            if let Arg::Option { name, value } = arg {
-                if let Some(&role) = spec.options.get(name) {
-                    let shape = format!("{} {name} <{}>", cx.shape.join(" "), target::placeholder(role));
-                    self.candidate(role, value.clone().unwrap_or_default(), &cx, shape, walk);
-                }
+            if let Arg::Option { name, value } = arg
+                && let Some(&role) = spec.options.get(name)
+            {
+                let shape = format!(
+                    "{} {name} <{}>",
+                    cx.shape.join(" "),
+                    target::placeholder(role)
+                );
+                self.candidate(role, value.clone().unwrap_or_default(), &cx, shape, walk);
             }
         }
         for (var, role) in &spec.env {
             for (name, value) in &cx.command.env {
                 if name == var {
-                    let shape = format!("{var}=<{}> {}", target::placeholder(*role), cx.shape.join(" "));
+                    let shape = format!(
+                        "{var}=<{}> {}",
+                        target::placeholder(*role),
+                        cx.shape.join(" ")
+                    );
                     self.candidate(*role, value.clone(), &cx, shape, walk);
                 }
             }
         }
         let operands: Vec<&str> = argv::operands(&scanned).collect();
-        let subcommands = if spec.parent_subcommands { parent.map(|p| p.subcommand.as_slice()).unwrap_or(&[]) } else { spec.subcommand.as_slice() };
-        if !subcommands.is_empty() {
-            if let Some((first, rest)) = operands.split_first() {
-                if let Some(sub) = subcommands.iter().find(|s| s.names.iter().any(|n| n == first)) {
-                    let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
-                    cx.shape.push(first.to_string());
-                    // A nested subcommand table (`docker container logs`) is the parent's.
-                    let parent = if sub.parent_subcommands { parent.or(Some(spec)) } else { Some(spec) };
-                    self.program_args(sub, parent, &rest, cx, walk);
-                    return;
-                }
-            }
+        let subcommands = if spec.parent_subcommands {
+            parent.map(|p| p.subcommand.as_slice()).unwrap_or(&[])
+        } else {
+            spec.subcommand.as_slice()
+        };
+        if !subcommands.is_empty()
+            && let Some((first, rest)) = operands.split_first()
+            && let Some(sub) = subcommands
+                .iter()
+                .find(|s| s.names.iter().any(|n| n == first))
+        {
+            let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
+            cx.shape.push(first.to_string());
+            // A nested subcommand table (`docker container logs`) is the parent's.
+            let parent = if sub.parent_subcommands {
+                parent.or(Some(spec))
+            } else {
+                Some(spec)
+            };
+            self.program_args(sub, parent, &rest, cx, walk);
+            return;
         }
         cx.inner = inner_command(spec, &operands);
         let mut at = 0;
@@ -353,7 +450,11 @@ impl Guard<'_> {
             if at >= operands.len() {
                 break;
             }
-            let taken: Vec<&str> = if operand.rest { operands[at..].to_vec() } else { vec![operands[at]] };
+            let taken: Vec<&str> = if operand.rest {
+                operands[at..].to_vec()
+            } else {
+                vec![operands[at]]
+            };
             at += taken.len();
             match operand.role {
                 Role::RemoteCommand => {
@@ -361,15 +462,24 @@ impl Guard<'_> {
                     self.payload(&source, cx.command.depth + 1, &[], walk);
                 }
                 Role::Command => {
-                    let nested = Command { words: taken.iter().map(|s| s.to_string()).collect(), depth: cx.command.depth + 1, ..cx.command.clone() };
+                    let nested = Command {
+                        words: taken.iter().map(|s| s.to_string()).collect(),
+                        depth: cx.command.depth + 1,
+                        ..cx.command.clone()
+                    };
                     self.command(nested, walk);
                 }
                 Role::Ignore => {}
                 role => {
                     for value in taken {
-                        let mut shape = format!("{} <{}>", cx.shape.join(" "), target::placeholder(role));
+                        let mut shape =
+                            format!("{} <{}>", cx.shape.join(" "), target::placeholder(role));
                         // `ssh atlas journalctl …`: the remote program is part of the shape.
-                        if let Some(next) = spec.operands.get(1).filter(|o| o.role == Role::RemoteCommand) {
+                        if let Some(next) = spec
+                            .operands
+                            .get(1)
+                            .filter(|o| o.role == Role::RemoteCommand)
+                        {
                             let _ = next;
                             if let Some(remote) = operands.get(at) {
                                 shape = format!("{shape} {}", base_name(remote));
@@ -383,14 +493,30 @@ impl Guard<'_> {
     }
 
     fn candidate(&self, role: Role, value: String, cx: &Context, shape: String, walk: &mut Walk) {
-        if role == Role::Rsh || (role == Role::SshOption && value.to_ascii_lowercase().starts_with("proxycommand")) {
-            let source = if role == Role::Rsh { value.clone() } else { target::ssh_option(&value).map(|(_, v)| v.to_string()).unwrap_or_default() };
+        if role == Role::Rsh
+            || (role == Role::SshOption && value.to_ascii_lowercase().starts_with("proxycommand"))
+        {
+            let source = if role == Role::Rsh {
+                value.clone()
+            } else {
+                target::ssh_option(&value)
+                    .map(|(_, v)| v.to_string())
+                    .unwrap_or_default()
+            };
             self.payload(&source, cx.command.depth + 1, &[], walk);
             if role == Role::Rsh {
                 return;
             }
         }
-        walk.candidates.push(Candidate { role, value, command: cx.command.words.clone(), over: cx.over.clone(), shape, user: cx.user.clone(), inner: cx.inner.clone() });
+        walk.candidates.push(Candidate {
+            role,
+            value,
+            command: cx.command.words.clone(),
+            over: cx.over.clone(),
+            shape,
+            user: cx.user.clone(),
+            inner: cx.inner.clone(),
+        });
     }
 
     /// With the catalog: the first candidate that reaches the mesh is refused.
@@ -401,10 +527,15 @@ impl Guard<'_> {
             match target::resolve(catalog, c.role, &c.value, c.user.as_deref()) {
                 target::Resolved::Nothing => {}
                 target::Resolved::Unknown => {
-                    unknown.get_or_insert_with(|| (c.command.clone(), c.value.replace(UNKNOWN, "…")));
+                    unknown
+                        .get_or_insert_with(|| (c.command.clone(), c.value.replace(UNKNOWN, "…")));
                 }
                 target::Resolved::Forge(account) => forge = Some(account),
-                target::Resolved::Mesh { object, rule, machine } => {
+                target::Resolved::Mesh {
+                    object,
+                    rule,
+                    machine,
+                } => {
                     return Decision::Refuse(Refusal {
                         rule,
                         command: c.command.clone(),
@@ -420,14 +551,31 @@ impl Guard<'_> {
                 }
             }
         }
-        let named = walk.words.iter().find_map(|w| names_mesh_object(catalog, w));
+        let named = walk
+            .words
+            .iter()
+            .find_map(|w| names_mesh_object(catalog, w));
         if let Some(object) = named {
             let why = if let Some(words) = walk.unknown_programs.first() {
-                Some((words.clone(), format!("its program `{}` cannot be known before it runs", words[0].replace(UNKNOWN, "…"))))
+                Some((
+                    words.clone(),
+                    format!(
+                        "its program `{}` cannot be known before it runs",
+                        words[0].replace(UNKNOWN, "…")
+                    ),
+                ))
             } else if let Some((command, value)) = unknown {
-                Some((command, format!("its target `{value}` cannot be known before it runs")))
+                Some((
+                    command,
+                    format!("its target `{value}` cannot be known before it runs"),
+                ))
             } else {
-                walk.unparsable.first().map(|text| (vec![text.clone()], "part of it cannot be parsed as a shell command".to_string()))
+                walk.unparsable.first().map(|text| {
+                    (
+                        vec![text.clone()],
+                        "part of it cannot be parsed as a shell command".to_string(),
+                    )
+                })
             };
             if let Some((command, detail)) = why {
                 return Decision::Refuse(Refusal {
@@ -440,8 +588,16 @@ impl Guard<'_> {
                 });
             }
         }
-        if walk.unparsable.iter().any(|text| self.mentions_guarded_program(text)) {
-            return Decision::Refuse(Refusal::plain(Rule::Unverifiable, source, "part of it cannot be parsed as a shell command, and it mentions a program the guard checks"));
+        if walk
+            .unparsable
+            .iter()
+            .any(|text| self.mentions_guarded_program(text))
+        {
+            return Decision::Refuse(Refusal::plain(
+                Rule::Unverifiable,
+                source,
+                "part of it cannot be parsed as a shell command, and it mentions a program the guard checks",
+            ));
         }
         match forge {
             Some(account) => Decision::Pass(PassReason::ForgeAccount { account }),
@@ -452,14 +608,11 @@ impl Guard<'_> {
 
 /// The words an operand list gives to a remote or nested command, joined.
 fn inner_command(spec: &Program, operands: &[&str]) -> Option<String> {
-    let mut at = 0;
-    for operand in &spec.operands {
-        if matches!(operand.role, Role::RemoteCommand | Role::Command) {
-            return (at < operands.len()).then(|| operands[at..].join(" "));
-        }
-        at += 1;
-    }
-    None
+    let at = spec
+        .operands
+        .iter()
+        .position(|o| matches!(o.role, Role::RemoteCommand | Role::Command))?;
+    (at < operands.len()).then(|| operands[at..].join(" "))
 }
 
 struct Context<'c> {
@@ -472,9 +625,16 @@ struct Context<'c> {
 
 /// Whether a word, or a piece of it between separators, names something of the mesh.
 fn names_mesh_object(catalog: &Catalog, word: &str) -> Option<MeshObject> {
-    word.split(|c: char| c == UNKNOWN || c.is_whitespace() || matches!(c, '@' | ':' | '/' | '=' | ',' | '\'' | '"' | ';' | '(' | ')'))
-        .filter(|piece| !piece.is_empty())
-        .find_map(|piece| catalog.object(piece))
+    word.split(|c: char| {
+        c == UNKNOWN
+            || c.is_whitespace()
+            || matches!(
+                c,
+                '@' | ':' | '/' | '=' | ',' | '\'' | '"' | ';' | '(' | ')'
+            )
+    })
+    .filter(|piece| !piece.is_empty())
+    .find_map(|piece| catalog.object(piece))
 }
 
 /// A path word as the program would open it: `~` is home, relative is under the cwd, and

@@ -33,29 +33,46 @@ pub fn rank(catalog: &Catalog, words: &[String], known: &Known, limit: usize) ->
         let mut top: Option<(Score, Suggestion)> = None;
         for entry in &tool.replaces {
             for candidate in command_forms(words) {
-                if let Some((score, bindings)) = match_entry(catalog, entry, candidate, tool, order) {
-                    if top.as_ref().is_none_or(|(s, _)| score > *s) {
-                        let usage = fill(&tool.usage, &bindings, known);
-                        top = Some((score, Suggestion { tool: tool.name.clone(), usage, matched: entry.clone(), module: tool.module.clone() }));
-                    }
+                if let Some((score, bindings)) = match_entry(catalog, entry, candidate, tool, order)
+                    && top.as_ref().is_none_or(|(s, _)| score > *s)
+                {
+                    let usage = fill(&tool.usage, &bindings, known);
+                    top = Some((
+                        score,
+                        Suggestion {
+                            tool: tool.name.clone(),
+                            usage,
+                            matched: entry.clone(),
+                            module: tool.module.clone(),
+                        },
+                    ));
                 }
             }
         }
         best.extend(top);
     }
-    best.sort_by(|a, b| b.0.cmp(&a.0));
+    best.sort_by_key(|b| std::cmp::Reverse(b.0));
     best.into_iter().take(limit).map(|(_, s)| s).collect()
 }
 
 /// The command, and every command it carries for another machine to run (ssh's remote
 /// command): `ssh atlas journalctl -u x` is also `journalctl -u x`.
 fn command_forms(words: &[String]) -> impl Iterator<Item = &[String]> {
-    let remote = matches!(words.first().map(|w| base_name(w)), Some("ssh" | "autossh" | "mosh" | "sshpass"));
+    let remote = matches!(
+        words.first().map(|w| base_name(w)),
+        Some("ssh" | "autossh" | "mosh" | "sshpass")
+    );
     let extra = if remote { 1..words.len() } else { 0..0 };
     std::iter::once(words).chain(extra.map(move |i| &words[i..]))
 }
 
-fn match_entry(catalog: &Catalog, entry: &str, words: &[String], tool: &ToolEntry, order: usize) -> Option<(Score, HashMap<String, String>)> {
+fn match_entry(
+    catalog: &Catalog,
+    entry: &str,
+    words: &[String],
+    tool: &ToolEntry,
+    order: usize,
+) -> Option<(Score, HashMap<String, String>)> {
     let mut shape = entry.split_whitespace();
     let program = shape.next()?;
     if base_name(words.first()?) != program {
@@ -72,21 +89,31 @@ fn match_entry(catalog: &Catalog, entry: &str, words: &[String], tool: &ToolEntr
             literals += 1;
         }
         let found = rest.by_ref().find_map(|word| match placeholder {
-            None => (word == want).then(|| None),
-            Some(kind) => placeholder_value(catalog, kind, word).map(|v| Some((kind.to_string(), v))),
+            None => (word == want).then_some(None),
+            Some(kind) => {
+                placeholder_value(catalog, kind, word).map(|v| Some((kind.to_string(), v)))
+            }
         })?;
         if let Some((kind, value)) = found {
             bindings.entry(kind).or_insert(value);
         }
     }
-    let score = Score { words: count, literals, module_tool: tool.module.is_some(), order: std::cmp::Reverse(order) };
+    let score = Score {
+        words: count,
+        literals,
+        module_tool: tool.module.is_some(),
+        order: std::cmp::Reverse(order),
+    };
     Some((score, bindings))
 }
 
 fn placeholder_value(catalog: &Catalog, kind: &str, word: &str) -> Option<String> {
     match kind {
         // `-o ProxyJump=atlas`, `DOCKER_HOST=ssh://atlas`: the value names the machine.
-        "machine" => machine_in(catalog, word).or_else(|| word.split_once('=').and_then(|(_, v)| machine_in(catalog, v))),
+        "machine" => machine_in(catalog, word).or_else(|| {
+            word.split_once('=')
+                .and_then(|(_, v)| machine_in(catalog, v))
+        }),
         "module" => catalog.module(word).map(|m| m.name().to_string()),
         "container" => {
             let name = word.split(':').next().unwrap_or(word);
@@ -108,7 +135,10 @@ impl Known {
     pub fn from_command(catalog: &Catalog, refusal: &Refusal) -> Known {
         let mut known = Known::from_refusal(refusal);
         for word in &refusal.command {
-            let object = catalog.container(word).or_else(|| catalog.unit(word)).or_else(|| catalog.module(word));
+            let object = catalog
+                .container(word)
+                .or_else(|| catalog.unit(word))
+                .or_else(|| catalog.module(word));
             match object {
                 Some(MeshObject::Container { name, module }) => {
                     known.0.entry("container".into()).or_insert(name);
@@ -128,10 +158,13 @@ impl Known {
             known.0.insert("command".into(), inner.clone());
         }
         // A module on a single machine: its containers and units are on that machine.
-        if let Some(module) = known.0.get("module").and_then(|m| catalog.module_entry(m)) {
-            if let [only] = module.machines.as_slice() {
-                known.0.entry("machine".into()).or_insert_with(|| only.clone());
-            }
+        if let Some(module) = known.0.get("module").and_then(|m| catalog.module_entry(m))
+            && let [only] = module.machines.as_slice()
+        {
+            known
+                .0
+                .entry("machine".into())
+                .or_insert_with(|| only.clone());
         }
         known
     }
@@ -170,15 +203,25 @@ fn fill(usage: &str, bindings: &HashMap<String, String>, known: &Known) -> Strin
     let mut rest = usage;
     while let Some(open) = rest.find(['[', '<']) {
         out.push_str(&rest[..open]);
-        let close_char = if rest[open..].starts_with('[') { ']' } else { '>' };
-        let Some(len) = rest[open..].find(close_char) else { break };
+        let close_char = if rest[open..].starts_with('[') {
+            ']'
+        } else {
+            '>'
+        };
+        let Some(len) = rest[open..].find(close_char) else {
+            break;
+        };
         let part = &rest[open..open + len + 1];
         if close_char == '>' {
             out.push_str(&value(&part[1..part.len() - 1]).unwrap_or_else(|| part.to_string()));
         } else {
             let inner = &part[1..part.len() - 1];
             let filled = fill(inner, bindings, known);
-            if filled.contains('<') { out.push_str(part) } else { out.push_str(&filled) }
+            if filled.contains('<') {
+                out.push_str(part)
+            } else {
+                out.push_str(&filled)
+            }
         }
         rest = &rest[open + len + 1..];
     }
@@ -192,9 +235,25 @@ mod tests {
 
     #[test]
     fn optional_parts_are_filled_or_kept() {
-        let known = Known([("module".to_string(), "controller".to_string())].into_iter().collect());
-        assert_eq!(fill("mesh logs <module> [--machine <machine>]", &HashMap::new(), &known), "mesh logs controller [--machine <machine>]");
-        let bound: HashMap<String, String> = [("machine".to_string(), "atlas".to_string())].into_iter().collect();
-        assert_eq!(fill("mesh logs <module> [--machine <machine>]", &bound, &known), "mesh logs controller --machine atlas");
+        let known = Known(
+            [("module".to_string(), "controller".to_string())]
+                .into_iter()
+                .collect(),
+        );
+        assert_eq!(
+            fill(
+                "mesh logs <module> [--machine <machine>]",
+                &HashMap::new(),
+                &known
+            ),
+            "mesh logs controller [--machine <machine>]"
+        );
+        let bound: HashMap<String, String> = [("machine".to_string(), "atlas".to_string())]
+            .into_iter()
+            .collect();
+        assert_eq!(
+            fill("mesh logs <module> [--machine <machine>]", &bound, &known),
+            "mesh logs controller --machine atlas"
+        );
     }
 }

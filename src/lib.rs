@@ -1,19 +1,36 @@
 //! mesh-guard: keeps AI coding agents on a mesh's own tools.
-pub mod catalog;
-pub mod shell;
-pub mod rules;
-pub mod argv;
-pub mod unwrap;
-pub mod decide;
-pub mod instead;
-pub mod message;
+
+/// Prints a line on stdout, ignoring a closed pipe (`mesh-guard audit | head` is not an
+/// error, and must not panic).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// As `outln!`, without the newline.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
 pub mod app;
+pub mod argv;
+pub mod audit;
+pub mod catalog;
 pub mod cli;
 pub mod config;
+pub mod decide;
 pub mod hook;
-pub mod session;
+pub mod instead;
+pub mod message;
 pub mod record;
-pub mod audit;
+pub mod rules;
+pub mod session;
+pub mod shell;
+pub mod unwrap;
 
 /// Hooks must never end without an answer (decision 0002): past this, the hook refuses.
 const HOOK_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
@@ -36,7 +53,11 @@ pub fn main_with(args: cli::Args) -> i32 {
         std::panic::set_hook(Box::new(|_| {}));
         std::thread::spawn(move || {
             std::thread::sleep(HOOK_DEADLINE);
-            std::process::exit(app::refuse(agent, &app::fail_closed("the check took too long"), None));
+            std::process::exit(app::refuse(
+                agent,
+                &app::fail_closed("the check took too long"),
+                None,
+            ));
         });
     }
     // The walk recurses over the parse tree; a generous stack keeps deep (but bounded)

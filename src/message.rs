@@ -16,7 +16,8 @@ pub fn render(refusal: &Refusal, instead: &[Suggestion]) -> String {
                 Some((best, others)) => {
                     let mut lead = format!("Use the mesh's own tool instead: `{}`", best.usage);
                     if !others.is_empty() {
-                        let others: Vec<String> = others.iter().map(|s| format!("`{}`", s.usage)).collect();
+                        let others: Vec<String> =
+                            others.iter().map(|s| format!("`{}`", s.usage)).collect();
                         lead.push_str(&format!(" (or {})", others.join(", ")));
                     }
                     lead.push('.');
@@ -27,8 +28,15 @@ pub fn render(refusal: &Refusal, instead: &[Suggestion]) -> String {
                     shape = refusal.shape
                 ),
             };
-            let over = if refusal.over.is_empty() { String::new() } else { format!(" {}", over_phrase(refusal)) };
-            format!("{lead} mesh-guard refused `{command}`: it reaches {}{over}. {NOTHING_ELSE}", refusal.reaches)
+            let over = if refusal.over.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", over_phrase(refusal))
+            };
+            format!(
+                "{lead} mesh-guard refused `{command}`: it reaches {}{over}. {NOTHING_ELSE}",
+                refusal.reaches
+            )
         }
         Rule::Override => format!(
             "Ask the operator: only they can override mesh-guard, by starting the session with {OVERRIDE_VAR} set. mesh-guard refused `{command}`: {}. {NOTHING_ELSE}",
@@ -39,7 +47,11 @@ pub fn render(refusal: &Refusal, instead: &[Suggestion]) -> String {
             refusal.detail
         ),
         Rule::Unverifiable => {
-            let reaches = if refusal.reaches.is_empty() { String::new() } else { format!(" It names {}.", refusal.reaches) };
+            let reaches = if refusal.reaches.is_empty() {
+                String::new()
+            } else {
+                format!(" It names {}.", refusal.reaches)
+            };
             format!(
                 "Write the command with its program and targets spelled out, or use the mesh's own tools (`mesh-guard instead-of` lists them). mesh-guard refused `{command}`: {}.{reaches} {NOTHING_ELSE}",
                 refusal.detail
@@ -62,7 +74,11 @@ fn over_phrase(refusal: &Refusal) -> String {
 }
 
 fn shorten(command: &str) -> String {
-    let one_line: String = command.split_whitespace().collect::<Vec<_>>().join(" ").replace('\0', "…");
+    let one_line: String = command
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('\0', "…");
     if one_line.chars().count() <= MAX_COMMAND_CHARS {
         return one_line;
     }

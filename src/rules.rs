@@ -15,7 +15,10 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("systemd.toml", include_str!("../rules/systemd.toml")),
     ("wrappers.toml", include_str!("../rules/wrappers.toml")),
     ("shells.toml", include_str!("../rules/shells.toml")),
-    ("interpreters.toml", include_str!("../rules/interpreters.toml")),
+    (
+        "interpreters.toml",
+        include_str!("../rules/interpreters.toml"),
+    ),
 ];
 
 /// What a target word is, which decides how it is matched against the catalog.
@@ -212,7 +215,9 @@ impl Rules {
             rules.add(name, text)?;
         }
         if let Some(dir) = extra {
-            let unreadable = |e: std::io::Error| RulesError(format!("{}: cannot read the rules: {e}", dir.display()));
+            let unreadable = |e: std::io::Error| {
+                RulesError(format!("{}: cannot read the rules: {e}", dir.display()))
+            };
             let mut files: Vec<_> = std::fs::read_dir(dir)
                 .map_err(unreadable)?
                 .filter_map(Result::ok)
@@ -230,7 +235,10 @@ impl Rules {
 
     fn add(&mut self, name: &str, text: &str) -> Result<(), RulesError> {
         let file: RulesFile = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1).unwrap_or(0);
+            let line = e
+                .span()
+                .map(|s| text[..s.start].matches('\n').count() + 1)
+                .unwrap_or(0);
             RulesError(format!("{name}:{line}: {}", e.message().trim()))
         })?;
         for p in file.program {
@@ -300,13 +308,21 @@ mod tests {
         assert!(ssh.operands[1].rest);
         assert!(rules.wrapper("sudo").unwrap().assignments);
         assert!(rules.interpreter("python3.12").is_some());
-        assert_eq!(rules.program("docker-compose").unwrap().same_as, ["docker", "compose"]);
+        assert_eq!(
+            rules.program("docker-compose").unwrap().same_as,
+            ["docker", "compose"]
+        );
     }
 
     #[test]
     fn a_bad_rules_file_names_its_line() {
         let mut rules = Rules::default();
-        let err = rules.add("x.toml", "[[program]]\nnames = [\"a\"]\noperands = [\"nonsense\"]\n").unwrap_err();
+        let err = rules
+            .add(
+                "x.toml",
+                "[[program]]\nnames = [\"a\"]\noperands = [\"nonsense\"]\n",
+            )
+            .unwrap_err();
         assert!(err.0.starts_with("x.toml:"), "{err}");
     }
 }

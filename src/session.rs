@@ -12,7 +12,10 @@ use crate::record::{Event as Row, Filter, Kind, Store, Verification};
 /// The operator's override reason, from this process's environment: the environment the
 /// agent session was started with. Never from the command or a file (decision 0003).
 pub fn override_reason() -> Option<String> {
-    std::env::var(OVERRIDE_VAR).ok().map(|r| r.trim().to_string()).filter(|r| !r.is_empty())
+    std::env::var(OVERRIDE_VAR)
+        .ok()
+        .map(|r| r.trim().to_string())
+        .filter(|r| !r.is_empty())
 }
 
 fn row(kind: Kind, event: &Event, command: &str) -> Row {
@@ -32,7 +35,13 @@ fn append(paths: &Paths, row: &Row) -> Result<(), String> {
 
 /// Answers a refusal in the hook: honoured override (recorded first), or the refusal
 /// (recorded, but refused even when the record cannot be written).
-pub fn answer_refusal(paths: &Paths, event: &Event, refusal: &Refusal, instead: &[Suggestion], message: &str) -> i32 {
+pub fn answer_refusal(
+    paths: &Paths,
+    event: &Event,
+    refusal: &Refusal,
+    instead: &[Suggestion],
+    message: &str,
+) -> i32 {
     let command = match &event.action {
         hook::Action::Shell { command } => command.clone(),
         hook::Action::WriteFile { path, .. } => format!("write {path}"),
@@ -57,14 +66,22 @@ pub fn answer_refusal(paths: &Paths, event: &Event, refusal: &Refusal, instead: 
                 let text = format!(
                     "{message} The operator's override ({OVERRIDE_VAR}) was not honoured because it could not be recorded in the audit database."
                 );
-                return refuse(event.agent, &text, Some("mesh-guard: the override could not be recorded; ask the operator to check the audit database"));
+                return refuse(
+                    event.agent,
+                    &text,
+                    Some(
+                        "mesh-guard: the override could not be recorded; ask the operator to check the audit database",
+                    ),
+                );
             }
         }
     }
     if refusal.rule == Rule::Override {
         refused.kind = Kind::OverrideAttempt;
     }
-    let note = append(paths, &refused).err().map(|_| "mesh-guard: this refusal could not be recorded in the audit database".to_string());
+    let note = append(paths, &refused).err().map(|_| {
+        "mesh-guard: this refusal could not be recorded in the audit database".to_string()
+    });
     refuse(event.agent, message, note.as_deref())
 }
 
@@ -75,7 +92,12 @@ pub fn start(paths: &Paths, choice: AgentChoice) -> i32 {
     let mut input = Vec::new();
     let _ = std::io::stdin().take(1024 * 1024).read_to_end(&mut input);
     let json: serde_json::Value = serde_json::from_slice(&input).unwrap_or_default();
-    let field = |k: &str| json.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+    let field = |k: &str| {
+        json.get(k)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
     let agent = match choice {
         AgentChoice::Auto | AgentChoice::Claude => "claude",
         AgentChoice::Codex => "codex",
@@ -91,11 +113,15 @@ pub fn start(paths: &Paths, choice: AgentChoice) -> i32 {
         row.cwd = field("cwd");
         row.reason = reason;
         if let Err(e) = append(paths, &row) {
-            eprintln!("mesh-guard: the session's override could not be recorded ({e}); it will not be honoured");
+            eprintln!(
+                "mesh-guard: the session's override could not be recorded ({e}); it will not be honoured"
+            );
             code = 0;
         }
     }
-    let table = crate::catalog::load(&paths.catalog).map(|c| instead_of_table(&c, TableFormat::Markdown)).ok();
+    let table = crate::catalog::load(&paths.catalog)
+        .map(|c| instead_of_table(&c, TableFormat::Markdown))
+        .ok();
     let context = match table {
         Some(table) => format!(
             "This machine's shell commands are checked by mesh-guard. For the mesh's machines, containers and units, use the mesh's own tools instead of ssh, scp, docker, journalctl or systemctl:\n\n{table}\nIf no tool fits, tell the operator which tool is missing rather than working round the guard."
@@ -105,7 +131,7 @@ pub fn start(paths: &Paths, choice: AgentChoice) -> i32 {
     let out = serde_json::json!({
         "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": context }
     });
-    println!("{out}");
+    outln!("{out}");
     code
 }
 
@@ -120,10 +146,22 @@ pub struct AuditQuery {
 
 pub fn audit(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32 {
     if !paths.db.exists() {
-        eprintln!("mesh-guard: no record yet at {} (nothing has been refused or overridden)", paths.db.display());
-        return if matches!(action, Some(AuditAction::Verify)) { 0 } else { 0 };
+        eprintln!(
+            "mesh-guard: no record yet at {} (nothing has been refused or overridden)",
+            paths.db.display()
+        );
+        if matches!(action, Some(AuditAction::Verify)) {
+            outln!("intact: 0 rows");
+        }
+        return 0;
     }
+    // Reading never writes, unless the record is of an older schema: then it is migrated
+    // forward first (decision 0005).
     let store = match Store::open_read_only(&paths.db) {
+        Err(crate::record::RecordError::NeedsMigration { .. }) => Store::open(&paths.db),
+        other => other,
+    };
+    let store = match store {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {}", e.detail());
@@ -133,11 +171,11 @@ pub fn audit(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i
     match action {
         Some(AuditAction::Verify) => match store.verify() {
             Ok(Verification::Intact { rows }) => {
-                println!("intact: {rows} rows, every hash links to the row before it");
+                outln!("intact: {rows} rows, every hash links to the row before it");
                 0
             }
             Ok(Verification::Broken { id, breach }) => {
-                println!("broken at row {id}: {breach}");
+                outln!("broken at row {id}: {breach}");
                 1
             }
             Err(e) => {
@@ -148,8 +186,16 @@ pub fn audit(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i
         Some(AuditAction::Missing { format }) => match store.missing() {
             Ok(shapes) => {
                 match format {
-                    Format::Json => println!("{}", serde_json::json!(shapes.iter().map(|(s, n)| serde_json::json!({"shape": s, "refusals": n})).collect::<Vec<_>>())),
-                    _ => print!("{}", crate::audit::render_missing(&shapes)),
+                    Format::Json => outln!(
+                        "{}",
+                        serde_json::json!(
+                            shapes
+                                .iter()
+                                .map(|(s, n)| serde_json::json!({"shape": s, "refusals": n}))
+                                .collect::<Vec<_>>()
+                        )
+                    ),
+                    _ => out!("{}", crate::audit::render_missing(&shapes)),
                 }
                 0
             }
@@ -160,7 +206,11 @@ pub fn audit(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i
         },
         None => {
             let now = crate::record::now_ms();
-            let parse = |t: &Option<String>| t.as_deref().map(|t| crate::audit::parse_time(t, now)).transpose();
+            let parse = |t: &Option<String>| {
+                t.as_deref()
+                    .map(|t| crate::audit::parse_time(t, now))
+                    .transpose()
+            };
             let (since_ms, until_ms) = match (parse(&query.since), parse(&query.until)) {
                 (Ok(s), Ok(u)) => (s, u),
                 (Err(e), _) | (_, Err(e)) => {
@@ -171,19 +221,29 @@ pub fn audit(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i
             let kind = match query.kind.as_deref().map(str::parse::<Kind>).transpose() {
                 Ok(k) => k,
                 Err(_) => {
-                    eprintln!("error: unknown kind (expected refusal, override, override-attempt or session-start)");
+                    eprintln!(
+                        "error: unknown kind (expected refusal, override, override-attempt or session-start)"
+                    );
                     return 2;
                 }
             };
-            let filter = Filter { kind, since_ms, until_ms, session: query.session, limit: query.limit.map(|l| l as u64) };
+            let filter = Filter {
+                kind,
+                since_ms,
+                until_ms,
+                session: query.session,
+                limit: query.limit.map(|l| l as u64),
+            };
             match store.query(&filter) {
                 Ok(rows) => {
                     let text = match query.format {
-                        Format::Table => crate::audit::render_table(&rows, crate::audit::terminal_width()),
+                        Format::Table => {
+                            crate::audit::render_table(&rows, crate::audit::terminal_width())
+                        }
                         Format::Json => crate::audit::render_json(&rows),
                         Format::Csv => crate::audit::render_csv(&rows),
                     };
-                    print!("{text}");
+                    out!("{text}");
                     0
                 }
                 Err(e) => {

@@ -12,7 +12,11 @@ pub enum Step {
     /// A program runs with these words (program first).
     Run(Command),
     /// Shell source that will be parsed and run: a payload.
-    Shell { source: String, depth: usize, env: Vec<(String, String)> },
+    Shell {
+        source: String,
+        depth: usize,
+        env: Vec<(String, String)>,
+    },
     /// The program word cannot be known statically.
     UnknownProgram(Command),
 }
@@ -21,7 +25,9 @@ pub enum Step {
 pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
     // Each turn takes one wrapper off; a word list only shrinks, so this ends.
     loop {
-        let Some(first) = command.words.first() else { return };
+        let Some(first) = command.words.first() else {
+            return;
+        };
         if first.contains(UNKNOWN) {
             out.push(Step::UnknownProgram(command));
             return;
@@ -33,17 +39,22 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
                 WrapperKind::Prefix => {}
                 WrapperKind::Find => return find_exec(rules, &command, &args, out),
                 WrapperKind::Fd => return fd_exec(rules, &command, wrapper, &args, out),
-                WrapperKind::Xargs | WrapperKind::Parallel => return xargs(rules, command, wrapper, &args, out),
+                WrapperKind::Xargs | WrapperKind::Parallel => {
+                    return xargs(rules, command, wrapper, &args, out);
+                }
             }
             let scanned = argv::scan(&wrapper.syntax, &args);
             if argv::has(&scanned, &wrapper.inert) {
                 return;
             }
             for arg in &scanned {
-                if let Arg::Option { name, value: Some(value) } = arg {
-                    if wrapper.shell_option.contains(name) || wrapper.split_option.contains(name) {
-                        out.push(payload(&command, value.clone()));
-                    }
+                if let Arg::Option {
+                    name,
+                    value: Some(value),
+                } = arg
+                    && (wrapper.shell_option.contains(name) || wrapper.split_option.contains(name))
+                {
+                    out.push(payload(&command, value.clone()));
                 }
             }
             if wrapper.no_program {
@@ -102,16 +113,24 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
                     break;
                 }
                 // `python3 -Sc 'code'`: the code option ends a flag group.
-                if let Some(flag) = interpreter.code_options.iter().find(|o| o.len() == 2 && arg.starts_with('-') && !arg.starts_with("--") && arg.ends_with(&o[1..])) {
+                if let Some(flag) = interpreter.code_options.iter().find(|o| {
+                    o.len() == 2
+                        && arg.starts_with('-')
+                        && !arg.starts_with("--")
+                        && arg.ends_with(&o[1..])
+                }) {
                     let _ = flag;
                     code = rest.next().cloned();
                     break;
                 }
             }
-            if let Some(code) = code {
-                if interpreter.runs.iter().any(|marker| code.contains(marker.as_str())) {
-                    inline_code(&command, &code, out);
-                }
+            if let Some(code) = code
+                && interpreter
+                    .runs
+                    .iter()
+                    .any(|marker| code.contains(marker.as_str()))
+            {
+                inline_code(&command, &code, out);
             }
             out.push(Step::Run(command));
             return;
@@ -122,21 +141,36 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
 }
 
 fn payload(command: &Command, source: String) -> Step {
-    Step::Shell { source, depth: command.depth + 1, env: command.env.clone() }
+    Step::Shell {
+        source,
+        depth: command.depth + 1,
+        env: command.env.clone(),
+    }
 }
 
 fn is_name(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !s.starts_with(|c: char| c.is_ascii_digit())
+    !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// A wrapper's operands: where its options end, the program begins.
 fn operands_after_options(syntax: &crate::rules::Syntax, args: &[String]) -> Vec<String> {
-    let stop = crate::rules::Syntax { stop_at_operand: true, ..syntax.clone() };
-    argv::operands(&argv::scan(&stop, args)).map(str::to_string).collect()
+    let stop = crate::rules::Syntax {
+        stop_at_operand: true,
+        ..syntax.clone()
+    };
+    argv::operands(&argv::scan(&stop, args))
+        .map(str::to_string)
+        .collect()
 }
 
 fn with_words(command: &Command, words: Vec<String>) -> Command {
-    Command { words, depth: command.depth + 1, ..command.clone() }
+    Command {
+        words,
+        depth: command.depth + 1,
+        ..command.clone()
+    }
 }
 
 /// `find … -exec PROGRAM ARGS… ;` (also `+`, `-execdir`, `-ok`, `-okdir`).
@@ -144,8 +178,14 @@ fn find_exec(rules: &Rules, command: &Command, args: &[String], out: &mut Vec<St
     let mut i = 0;
     while i < args.len() {
         if matches!(args[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-            let end = args[i + 1..].iter().position(|a| a == ";" || a == "+").map_or(args.len(), |p| i + 1 + p);
-            let words: Vec<String> = args[i + 1..end].iter().map(|a| a.replace("{}", UNKNOWN.encode_utf8(&mut [0; 4]))).collect();
+            let end = args[i + 1..]
+                .iter()
+                .position(|a| a == ";" || a == "+")
+                .map_or(args.len(), |p| i + 1 + p);
+            let words: Vec<String> = args[i + 1..end]
+                .iter()
+                .map(|a| a.replace("{}", UNKNOWN.encode_utf8(&mut [0; 4])))
+                .collect();
             unwrap(rules, with_words(command, words), out);
             i = end;
         }
@@ -155,8 +195,17 @@ fn find_exec(rules: &Rules, command: &Command, args: &[String], out: &mut Vec<St
 }
 
 /// `fd PATTERN -x PROGRAM ARGS…`: the rest after `-x`/`--exec` is a command.
-fn fd_exec(rules: &Rules, command: &Command, _wrapper: &crate::rules::Wrapper, args: &[String], out: &mut Vec<Step>) {
-    if let Some(at) = args.iter().position(|a| matches!(a.as_str(), "-x" | "--exec" | "-X" | "--exec-batch")) {
+fn fd_exec(
+    rules: &Rules,
+    command: &Command,
+    _wrapper: &crate::rules::Wrapper,
+    args: &[String],
+    out: &mut Vec<Step>,
+) {
+    if let Some(at) = args
+        .iter()
+        .position(|a| matches!(a.as_str(), "-x" | "--exec" | "-X" | "--exec-batch"))
+    {
         unwrap(rules, with_words(command, args[at + 1..].to_vec()), out);
     }
     out.push(Step::Run(command.clone()));
@@ -164,18 +213,37 @@ fn fd_exec(rules: &Rules, command: &Command, _wrapper: &crate::rules::Wrapper, a
 
 /// `xargs [-I R] PROGRAM ARGS…` runs PROGRAM with words read from its input;
 /// `parallel PROGRAM ::: ARGS` with the words after `:::`.
-fn xargs(rules: &Rules, command: Command, wrapper: &crate::rules::Wrapper, args: &[String], out: &mut Vec<Step>) {
-    let scanned = argv::scan(&crate::rules::Syntax { stop_at_operand: true, ..wrapper.syntax.clone() }, args);
+fn xargs(
+    rules: &Rules,
+    command: Command,
+    wrapper: &crate::rules::Wrapper,
+    args: &[String],
+    out: &mut Vec<Step>,
+) {
+    let scanned = argv::scan(
+        &crate::rules::Syntax {
+            stop_at_operand: true,
+            ..wrapper.syntax.clone()
+        },
+        args,
+    );
     let replace = scanned.iter().find_map(|a| match a {
-        Arg::Option { name, value } if name == "-I" || name == "--replace" => Some(value.clone().unwrap_or_else(|| "{}".into())),
+        Arg::Option { name, value } if name == "-I" || name == "--replace" => {
+            Some(value.clone().unwrap_or_else(|| "{}".into()))
+        }
         Arg::Option { name, .. } if name == "-i" => Some("{}".into()),
         _ => None,
     });
     let reads_file = argv::has(&scanned, &["-a".to_string(), "--arg-file".to_string()]);
     let mut words: Vec<String> = argv::operands(&scanned).map(str::to_string).collect();
-    let input: Vec<String> = if let Some(at) = words.iter().position(|w| w == ":::" || w == "::::") {
+    let input: Vec<String> = if let Some(at) = words.iter().position(|w| w == ":::" || w == "::::")
+    {
         let tail = words.split_off(at);
-        tail[1..].iter().filter(|w| !w.starts_with(":::")).cloned().collect()
+        tail[1..]
+            .iter()
+            .filter(|w| !w.starts_with(":::"))
+            .cloned()
+            .collect()
     } else {
         match (&command.stdin, reads_file) {
             (Stdin::Text(text), false) => text.split_whitespace().map(str::to_string).collect(),
@@ -186,7 +254,10 @@ fn xargs(rules: &Rules, command: Command, wrapper: &crate::rules::Wrapper, args:
         words.push("echo".into());
     }
     let invocations: Vec<Vec<String>> = match &replace {
-        Some(r) => input.iter().map(|item| words.iter().map(|w| w.replace(r.as_str(), item)).collect()).collect(),
+        Some(r) => input
+            .iter()
+            .map(|item| words.iter().map(|w| w.replace(r.as_str(), item)).collect())
+            .collect(),
         None => {
             let mut all = words.clone();
             all.extend(input);
@@ -214,7 +285,10 @@ fn inline_code(command: &Command, code: &str, out: &mut Vec<Step>) {
     // Any literal may start an argument list; a bounded number keeps this linear enough.
     for start in 0..literals.len().min(64) {
         if literals.len() - start > 1 {
-            let argv: Vec<String> = literals[start..].iter().map(|l| shell_words::quote(l).into_owned()).collect();
+            let argv: Vec<String> = literals[start..]
+                .iter()
+                .map(|l| shell_words::quote(l).into_owned())
+                .collect();
             out.push(payload(command, argv.join(" ")));
         }
     }

@@ -118,32 +118,53 @@ impl Catalog {
             return None;
         }
         if let Some(&i) = self.machine_by_name.get(&key) {
-            return Some(HostMatch { machine: self.machines[i].clone(), by: HostBy::Name });
+            return Some(HostMatch {
+                machine: self.machines[i].clone(),
+                by: HostBy::Name,
+            });
         }
         if let Ok(addr) = key.parse::<IpAddr>() {
             if self.networks.iter().any(|n| n.contains(addr)) {
-                return Some(HostMatch { machine: key, by: HostBy::Network });
+                return Some(HostMatch {
+                    machine: key,
+                    by: HostBy::Network,
+                });
             }
             return None;
         }
-        if self.domains.iter().any(|d| key.len() > d.len() && key.ends_with(d.as_str()) && key.as_bytes()[key.len() - d.len() - 1] == b'.') {
-            return Some(HostMatch { machine: key, by: HostBy::Domain });
+        if self.domains.iter().any(|d| {
+            key.len() > d.len()
+                && key.ends_with(d.as_str())
+                && key.as_bytes()[key.len() - d.len() - 1] == b'.'
+        }) {
+            return Some(HostMatch {
+                machine: key,
+                by: HostBy::Domain,
+            });
         }
         None
     }
 
     pub fn container(&self, name: &str) -> Option<MeshObject> {
         let &m = self.module_by_container.get(name)?;
-        Some(MeshObject::Container { name: name.to_string(), module: self.modules[m].name.clone() })
+        Some(MeshObject::Container {
+            name: name.to_string(),
+            module: self.modules[m].name.clone(),
+        })
     }
 
     pub fn unit(&self, name: &str) -> Option<MeshObject> {
         let &m = self.module_by_unit.get(unit_key(name))?;
-        Some(MeshObject::Unit { name: name.to_string(), module: self.modules[m].name.clone() })
+        Some(MeshObject::Unit {
+            name: name.to_string(),
+            module: self.modules[m].name.clone(),
+        })
     }
 
     pub fn module(&self, name: &str) -> Option<MeshObject> {
-        self.module_by_name.get(name).map(|_| MeshObject::Module { name: name.to_string() })
+        self.module_by_name.get(name).map(|_| MeshObject::Module {
+            name: name.to_string(),
+        })
     }
 
     /// Whatever mesh object a plain word names: a machine, container, unit or module.
@@ -156,12 +177,16 @@ impl Catalog {
 
     /// Whether `user@machine` is the forge's git account.
     pub fn is_forge_account(&self, user: Option<&str>, machine: &str) -> bool {
-        let Some(forge) = &self.forge else { return false };
+        let Some(forge) = &self.forge else {
+            return false;
+        };
         user == Some(forge.git_user.as_str()) && self.machines[forge.machine] == machine
     }
 
     pub fn forge_account(&self) -> Option<(String, String)> {
-        self.forge.as_ref().map(|f| (f.git_user.clone(), self.machines[f.machine].clone()))
+        self.forge
+            .as_ref()
+            .map(|f| (f.git_user.clone(), self.machines[f.machine].clone()))
     }
 
     pub fn module_entry(&self, name: &str) -> Option<&ModuleEntry> {
@@ -179,8 +204,16 @@ impl Catalog {
 }
 
 /// Validates the parsed files together and builds the index.
-pub(super) fn build(sources: &[Source], files: Vec<CatalogFile>) -> Result<Catalog, Vec<CatalogError>> {
-    let mut b = Builder { catalog: Catalog::default(), errors: Vec::new(), seen_names: HashMap::new(), module_machines: Vec::new() };
+pub(super) fn build(
+    sources: &[Source],
+    files: Vec<CatalogFile>,
+) -> Result<Catalog, Vec<CatalogError>> {
+    let mut b = Builder {
+        catalog: Catalog::default(),
+        errors: Vec::new(),
+        seen_names: HashMap::new(),
+        module_machines: Vec::new(),
+    };
     let mut once: HashMap<&str, usize> = HashMap::new();
     let mut forge = None;
     // Tools are ordered module tools first, then verbs, each in file order, so that
@@ -189,21 +222,35 @@ pub(super) fn build(sources: &[Source], files: Vec<CatalogFile>) -> Result<Catal
     for (source, file) in sources.iter().zip(files) {
         let mut single = |key: &'static str, offset: usize, b: &mut Builder| {
             if once.insert(key, offset).is_some() {
-                b.errors.push(source.error(Some(offset), format!("`{key}` may appear in only one catalog file")));
+                b.errors.push(source.error(
+                    Some(offset),
+                    format!("`{key}` may appear in only one catalog file"),
+                ));
             }
         };
         if let Some(v) = &file.version {
             single("version", v.span().start, &mut b);
             if *v.get_ref() != 1 {
-                b.errors.push(source.error(Some(v.span().start), format!("unsupported catalog version {} (this mesh-guard reads version 1)", v.get_ref())));
+                b.errors.push(source.error(
+                    Some(v.span().start),
+                    format!(
+                        "unsupported catalog version {} (this mesh-guard reads version 1)",
+                        v.get_ref()
+                    ),
+                ));
             }
         }
         if let Some(mesh) = &file.mesh {
             single("mesh", mesh.span().start, &mut b);
             for d in &mesh.get_ref().domains {
                 let domain = normalize_host(d.get_ref().trim_start_matches('.'));
-                if domain.is_empty() || domain.contains(|c: char| c.is_whitespace() || c == '/' || c == '@') {
-                    b.errors.push(source.error(Some(d.span().start), format!("`{}` is not a domain name", d.get_ref())));
+                if domain.is_empty()
+                    || domain.contains(|c: char| c.is_whitespace() || c == '/' || c == '@')
+                {
+                    b.errors.push(source.error(
+                        Some(d.span().start),
+                        format!("`{}` is not a domain name", d.get_ref()),
+                    ));
                 } else {
                     b.catalog.domains.push(domain);
                 }
@@ -221,7 +268,9 @@ pub(super) fn build(sources: &[Source], files: Vec<CatalogFile>) -> Result<Catal
         }
         for machine in &file.machine {
             let index = b.catalog.machines.len();
-            b.catalog.machines.push(normalize_host(machine.name.get_ref()));
+            b.catalog
+                .machines
+                .push(normalize_host(machine.name.get_ref()));
             for name in std::iter::once(&machine.name).chain(&machine.aliases) {
                 b.machine_name(source, name, index);
             }
@@ -235,9 +284,24 @@ pub(super) fn build(sources: &[Source], files: Vec<CatalogFile>) -> Result<Catal
         b.tool(source, verb, None);
     }
     if let Some((source, f)) = forge {
-        match b.catalog.machine_by_name.get(&normalize_host(f.machine.get_ref())) {
-            Some(&machine) => b.catalog.forge = Some(ForgeAccount { machine, git_user: f.git_user }),
-            None => b.errors.push(source.error(Some(f.machine.span().start), format!("the forge machine `{}` is not a machine of this catalog", f.machine.get_ref()))),
+        match b
+            .catalog
+            .machine_by_name
+            .get(&normalize_host(f.machine.get_ref()))
+        {
+            Some(&machine) => {
+                b.catalog.forge = Some(ForgeAccount {
+                    machine,
+                    git_user: f.git_user,
+                })
+            }
+            None => b.errors.push(source.error(
+                Some(f.machine.span().start),
+                format!(
+                    "the forge machine `{}` is not a machine of this catalog",
+                    f.machine.get_ref()
+                ),
+            )),
         }
     }
     // Module machine lists are checked once every file's machines are known.
@@ -246,7 +310,11 @@ pub(super) fn build(sources: &[Source], files: Vec<CatalogFile>) -> Result<Catal
             b.errors.push(error);
         }
     }
-    if b.errors.is_empty() { Ok(b.catalog) } else { Err(b.errors) }
+    if b.errors.is_empty() {
+        Ok(b.catalog)
+    } else {
+        Err(b.errors)
+    }
 }
 
 struct Builder {
@@ -260,17 +328,21 @@ struct Builder {
 
 impl Builder {
     fn duplicate(&mut self, source: &Source, span: std::ops::Range<usize>, what: &str, name: &str) {
-        self.errors.push(source.error(Some(span.start), format!("duplicate {what} `{name}`")));
+        self.errors
+            .push(source.error(Some(span.start), format!("duplicate {what} `{name}`")));
     }
 
     fn machine_name(&mut self, source: &Source, name: &toml::Spanned<String>, index: usize) {
         let key = normalize_host(name.get_ref());
         if key.is_empty() {
-            self.errors.push(source.error(Some(name.span().start), "a machine name may not be empty"));
+            self.errors
+                .push(source.error(Some(name.span().start), "a machine name may not be empty"));
             return;
         }
         match self.catalog.machine_by_name.entry(key) {
-            Entry::Occupied(_) => self.duplicate(source, name.span(), "machine name", name.get_ref()),
+            Entry::Occupied(_) => {
+                self.duplicate(source, name.span(), "machine name", name.get_ref())
+            }
             Entry::Vacant(v) => {
                 v.insert(index);
             }
@@ -280,26 +352,52 @@ impl Builder {
     fn module(&mut self, source: &Source, module: super::Module) {
         let index = self.catalog.modules.len();
         let name = module.name.get_ref().clone();
-        if self.catalog.module_by_name.insert(name.clone(), index).is_some() {
+        if self
+            .catalog
+            .module_by_name
+            .insert(name.clone(), index)
+            .is_some()
+        {
             self.duplicate(source, module.name.span(), "module", &name);
         }
         for c in &module.containers {
-            if self.catalog.module_by_container.insert(c.get_ref().clone(), index).is_some() {
+            if self
+                .catalog
+                .module_by_container
+                .insert(c.get_ref().clone(), index)
+                .is_some()
+            {
                 self.duplicate(source, c.span(), "container", c.get_ref());
             }
         }
         for u in &module.units {
-            if self.catalog.module_by_unit.insert(unit_key(u.get_ref()).to_string(), index).is_some() {
+            if self
+                .catalog
+                .module_by_unit
+                .insert(unit_key(u.get_ref()).to_string(), index)
+                .is_some()
+            {
                 self.duplicate(source, u.span(), "unit", u.get_ref());
             }
         }
         for m in &module.machines {
-            let error = source.error(Some(m.span().start), format!("module `{name}` names machine `{}`, which is not a machine of this catalog", m.get_ref()));
-            self.module_machines.push((normalize_host(m.get_ref()), error));
+            let error = source.error(
+                Some(m.span().start),
+                format!(
+                    "module `{name}` names machine `{}`, which is not a machine of this catalog",
+                    m.get_ref()
+                ),
+            );
+            self.module_machines
+                .push((normalize_host(m.get_ref()), error));
         }
         self.catalog.modules.push(ModuleEntry {
             name: name.clone(),
-            machines: module.machines.iter().map(|m| m.get_ref().clone()).collect(),
+            machines: module
+                .machines
+                .iter()
+                .map(|m| m.get_ref().clone())
+                .collect(),
         });
         for tool in module.tool {
             self.tool(source, tool, Some(name.clone()));
@@ -313,7 +411,9 @@ impl Builder {
         }
         for r in &tool.replaces {
             if r.get_ref().split_whitespace().next().is_none() {
-                self.errors.push(source.error(Some(r.span().start), "a `replaces` entry may not be empty"));
+                self.errors.push(
+                    source.error(Some(r.span().start), "a `replaces` entry may not be empty"),
+                );
             }
         }
         self.catalog.tools.push(ToolEntry {

@@ -194,18 +194,27 @@ pub struct LazyCatalog {
 
 impl LazyCatalog {
     pub fn new(path: PathBuf) -> Self {
-        LazyCatalog { path, cell: std::cell::OnceCell::new() }
+        LazyCatalog {
+            path,
+            cell: std::cell::OnceCell::new(),
+        }
     }
 
     /// An already loaded catalog (tests, benchmarks).
     pub fn ready(catalog: Catalog) -> Self {
         let cell = std::cell::OnceCell::new();
         let _ = cell.set(Ok(catalog));
-        LazyCatalog { path: PathBuf::new(), cell }
+        LazyCatalog {
+            path: PathBuf::new(),
+            cell,
+        }
     }
 
     pub fn get(&self) -> Result<&Catalog, &[CatalogError]> {
-        self.cell.get_or_init(|| load(&self.path)).as_ref().map_err(Vec::as_slice)
+        self.cell
+            .get_or_init(|| load(&self.path))
+            .as_ref()
+            .map_err(Vec::as_slice)
     }
 
     pub fn path(&self) -> &Path {

@@ -13,13 +13,16 @@ impl Cidr {
     pub fn contains(&self, addr: IpAddr) -> bool {
         match (self.network, addr) {
             (IpAddr::V4(net), IpAddr::V4(a)) => {
-                masked(u32::from(net).into(), self.prefix, 32) == masked(u32::from(a).into(), self.prefix, 32)
+                masked(u32::from(net).into(), self.prefix, 32)
+                    == masked(u32::from(a).into(), self.prefix, 32)
             }
             (IpAddr::V6(net), IpAddr::V6(a)) => {
                 masked(u128::from(net), self.prefix, 128) == masked(u128::from(a), self.prefix, 128)
             }
             // An IPv4-mapped IPv6 address (::ffff:10.20.0.11) reaches the same host.
-            (IpAddr::V4(_), IpAddr::V6(a)) => a.to_ipv4_mapped().is_some_and(|v4| self.contains(v4.into())),
+            (IpAddr::V4(_), IpAddr::V6(a)) => a
+                .to_ipv4_mapped()
+                .is_some_and(|v4| self.contains(v4.into())),
             _ => false,
         }
     }
@@ -68,7 +71,13 @@ mod tests {
 
     #[test]
     fn rejects_bad_forms() {
-        for bad in ["10.20.0.0", "10.20.0.0/33", "x/8", "fd00::/129", "10.20.0.0/-1"] {
+        for bad in [
+            "10.20.0.0",
+            "10.20.0.0/33",
+            "x/8",
+            "fd00::/129",
+            "10.20.0.0/-1",
+        ] {
             assert!(bad.parse::<Cidr>().is_err(), "{bad}");
         }
     }

@@ -12,13 +12,22 @@ pub(super) enum Resolved {
     Unknown,
     /// The forge's git account: passes.
     Forge(String),
-    Mesh { object: MeshObject, rule: Rule, machine: Option<String> },
+    Mesh {
+        object: MeshObject,
+        rule: Rule,
+        machine: Option<String>,
+    },
 }
 
 /// The placeholder a role stands for in a `replaces` shape.
 pub(super) fn placeholder(role: Role) -> &'static str {
     match role {
-        Role::Host | Role::HostPath | Role::Jump | Role::SshOption | Role::DaemonHost | Role::Context => "machine",
+        Role::Host
+        | Role::HostPath
+        | Role::Jump
+        | Role::SshOption
+        | Role::DaemonHost
+        | Role::Context => "machine",
         Role::Machine => "machine",
         Role::Unit => "unit",
         Role::Container | Role::Service | Role::CopyPath => "container",
@@ -64,7 +73,11 @@ fn host_of_path(word: &str) -> Option<&str> {
         _ => 0,
     };
     let rest = &word[start..];
-    let end = if rest.starts_with('[') { rest.find("]:")? + 1 } else { rest.find(':')? };
+    let end = if rest.starts_with('[') {
+        rest.find("]:")? + 1
+    } else {
+        rest.find(':')?
+    };
     let host = &rest[..end];
     if host.is_empty() || host.contains('/') {
         return None;
@@ -77,7 +90,12 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
         Role::Host | Role::DaemonHost => host(catalog, value, user, rule_for(role)),
         Role::HostPath => match host_of_path(value) {
             Some(h) => host(catalog, h, user, Rule::RemoteAccess),
-            None if value.contains(UNKNOWN) && !value.starts_with('/') && !value.starts_with('.') => Resolved::Unknown,
+            None if value.contains(UNKNOWN)
+                && !value.starts_with('/')
+                && !value.starts_with('.') =>
+            {
+                Resolved::Unknown
+            }
             None => Resolved::Nothing,
         },
         Role::Jump => value
@@ -90,41 +108,74 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
             Some((key, v)) if key == "hostname" => host(catalog, v, user, Rule::RemoteAccess),
             _ => Resolved::Nothing,
         },
-        Role::Context => named(catalog.host(value).map(MeshObject::Machine), value, Rule::RemoteDaemon),
+        Role::Context => named(
+            catalog.host(value).map(MeshObject::Machine),
+            value,
+            Rule::RemoteDaemon,
+        ),
         Role::Machine => {
             let (_, name) = split_host(value);
-            named(catalog.container(name).or_else(|| catalog.host(name).map(MeshObject::Machine)), value, Rule::RemoteDaemon)
+            named(
+                catalog
+                    .container(name)
+                    .or_else(|| catalog.host(name).map(MeshObject::Machine)),
+                value,
+                Rule::RemoteDaemon,
+            )
         }
         Role::Unit => named(catalog.unit(value), value, Rule::MeshUnit),
         Role::Container => named(catalog.container(value), value, Rule::MeshContainer),
-        Role::Service => named(catalog.container(value).or_else(|| catalog.module(value)), value, Rule::MeshContainer),
+        Role::Service => named(
+            catalog.container(value).or_else(|| catalog.module(value)),
+            value,
+            Rule::MeshContainer,
+        ),
         Role::CopyPath => match value.split_once(':') {
-            Some((name, _)) if !name.contains('/') => named(catalog.container(name), name, Rule::MeshContainer),
+            Some((name, _)) if !name.contains('/') => {
+                named(catalog.container(name), name, Rule::MeshContainer)
+            }
             _ => Resolved::Nothing,
         },
         Role::JournalMatch => match value.split_once('=') {
-            Some(("_SYSTEMD_UNIT" | "UNIT" | "USER_UNIT" | "_SYSTEMD_USER_UNIT", unit)) => named(catalog.unit(unit), unit, Rule::MeshUnit),
-            Some(("CONTAINER_NAME" | "CONTAINER_TAG", name)) => named(catalog.container(name), name, Rule::MeshContainer),
+            Some(("_SYSTEMD_UNIT" | "UNIT" | "USER_UNIT" | "_SYSTEMD_USER_UNIT", unit)) => {
+                named(catalog.unit(unit), unit, Rule::MeshUnit)
+            }
+            Some(("CONTAINER_NAME" | "CONTAINER_TAG", name)) => {
+                named(catalog.container(name), name, Rule::MeshContainer)
+            }
             _ => Resolved::Nothing,
         },
-        Role::User | Role::Rsh | Role::RemoteCommand | Role::Command | Role::Ignore => Resolved::Nothing,
+        Role::User | Role::Rsh | Role::RemoteCommand | Role::Command | Role::Ignore => {
+            Resolved::Nothing
+        }
     }
 }
 
 fn rule_for(role: Role) -> Rule {
-    if role == Role::DaemonHost { Rule::RemoteDaemon } else { Rule::RemoteAccess }
+    if role == Role::DaemonHost {
+        Rule::RemoteDaemon
+    } else {
+        Rule::RemoteAccess
+    }
 }
 
 fn named(object: Option<MeshObject>, value: &str, rule: Rule) -> Resolved {
     match object {
-        Some(object) => Resolved::Mesh { machine: None, object, rule },
+        Some(object) => Resolved::Mesh {
+            machine: None,
+            object,
+            rule,
+        },
         None if value.contains(UNKNOWN) => Resolved::Unknown,
         None => Resolved::Nothing,
     }
 }
 
 fn host(catalog: &Catalog, word: &str, option_user: Option<&str>, rule: Rule) -> Resolved {
-    if let Some(unix) = word.strip_prefix("unix://").or_else(|| word.strip_prefix("npipe://")) {
+    if let Some(unix) = word
+        .strip_prefix("unix://")
+        .or_else(|| word.strip_prefix("npipe://"))
+    {
         let _ = unix;
         return Resolved::Nothing;
     }
@@ -132,13 +183,31 @@ fn host(catalog: &Catalog, word: &str, option_user: Option<&str>, rule: Rule) ->
     if name.contains(UNKNOWN) {
         return Resolved::Unknown;
     }
-    let Some(found) = catalog.host(name) else { return Resolved::Nothing };
+    let Some(found) = catalog.host(name) else {
+        return Resolved::Nothing;
+    };
     let user = user.or(option_user);
-    if rule == Rule::RemoteAccess && user.is_some_and(|u| !u.contains(UNKNOWN)) && catalog.is_forge_account(user, &found.machine) {
+    if rule == Rule::RemoteAccess
+        && user.is_some_and(|u| !u.contains(UNKNOWN))
+        && catalog.is_forge_account(user, &found.machine)
+    {
         return Resolved::Forge(format!("{}@{}", user.unwrap_or_default(), found.machine));
     }
     let machine = Some(found.machine.clone());
-    Resolved::Mesh { object: MeshObject::Machine(found), rule, machine }
+    Resolved::Mesh {
+        object: MeshObject::Machine(found),
+        rule,
+        machine,
+    }
+}
+
+/// The mesh machine a word names in any host form, for `<machine>` in `replaces`.
+pub fn machine_in(catalog: &Catalog, word: &str) -> Option<String> {
+    let (_, name) = split_host(host_of_path(word).unwrap_or(word));
+    catalog
+        .host(name)
+        .or_else(|| catalog.host(split_host(word).1))
+        .map(|m| m.machine)
 }
 
 #[cfg(test)]
@@ -148,7 +217,10 @@ mod tests {
     #[test]
     fn host_forms() {
         assert_eq!(split_host("git@forge:22"), (Some("git"), "forge"));
-        assert_eq!(split_host("ssh://root@atlas:2222/x"), (Some("root"), "atlas"));
+        assert_eq!(
+            split_host("ssh://root@atlas:2222/x"),
+            (Some("root"), "atlas")
+        );
         assert_eq!(split_host("[fd00:20::13]:22"), (None, "fd00:20::13"));
         assert_eq!(split_host("fd00:20::13"), (None, "fd00:20::13"));
         assert_eq!(host_of_path("u@atlas:/tmp/x"), Some("u@atlas"));
@@ -158,13 +230,13 @@ mod tests {
         assert_eq!(host_of_path("local.txt"), None);
         assert_eq!(host_of_path("u@[fd00::1]:/x"), Some("u@[fd00::1]"));
         assert_eq!(host_of_path("u@atlas"), None);
-        assert_eq!(ssh_option("ProxyJump=atlas"), Some(("proxyjump".into(), "atlas")));
-        assert_eq!(ssh_option("HostName atlas"), Some(("hostname".into(), "atlas")));
+        assert_eq!(
+            ssh_option("ProxyJump=atlas"),
+            Some(("proxyjump".into(), "atlas"))
+        );
+        assert_eq!(
+            ssh_option("HostName atlas"),
+            Some(("hostname".into(), "atlas"))
+        );
     }
-}
-
-/// The mesh machine a word names in any host form, for `<machine>` in `replaces`.
-pub fn machine_in(catalog: &Catalog, word: &str) -> Option<String> {
-    let (_, name) = split_host(host_of_path(word).unwrap_or(word));
-    catalog.host(name).or_else(|| catalog.host(split_host(word).1)).map(|m| m.machine)
 }

@@ -20,12 +20,27 @@ pub(crate) fn literal_globs(word: String) -> String {
     if !word.contains(|c| GLOBS.iter().any(|(mark, _)| *mark == c)) {
         return word;
     }
-    word.chars().map(|c| GLOBS.iter().find(|(mark, _)| *mark == c).map_or(c, |(_, glob)| *glob)).collect()
+    word.chars()
+        .map(|c| {
+            GLOBS
+                .iter()
+                .find(|(mark, _)| *mark == c)
+                .map_or(c, |(_, glob)| *glob)
+        })
+        .collect()
 }
 
 /// Glob marks to unknown (a program word).
 pub(crate) fn unknown_globs(word: String) -> String {
-    word.chars().map(|c| if GLOBS.iter().any(|(mark, _)| *mark == c) { UNKNOWN } else { c }).collect()
+    word.chars()
+        .map(|c| {
+            if GLOBS.iter().any(|(mark, _)| *mark == c) {
+                UNKNOWN
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 /// One way a word may expand, before field splitting.
@@ -55,7 +70,11 @@ impl Walker<'_> {
         pieces
             .into_iter()
             .map(|piece| {
-                let texts = if braces { brace_expand(&piece.text) } else { vec![piece.text] };
+                let texts = if braces {
+                    brace_expand(&piece.text)
+                } else {
+                    vec![piece.text]
+                };
                 texts
                     .iter()
                     .flat_map(|t| t.split(SPLIT))
@@ -72,9 +91,15 @@ impl Walker<'_> {
     }
 
     /// Every combination of the alternatives so far with those of the next word.
-    pub(crate) fn product(&mut self, so_far: Vec<Vec<String>>, next: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    pub(crate) fn product(
+        &mut self,
+        so_far: Vec<Vec<String>>,
+        next: Vec<Vec<String>>,
+    ) -> Vec<Vec<String>> {
         if so_far.len() * next.len() > MAX_ALTERNATIVES {
-            self.limit(format!("its words may take more than {MAX_ALTERNATIVES} values"));
+            self.limit(format!(
+                "its words may take more than {MAX_ALTERNATIVES} values"
+            ));
             let mut first = so_far.into_iter().next().unwrap_or_default();
             first.push(UNKNOWN.to_string());
             return vec![first];
@@ -95,12 +120,20 @@ impl Walker<'_> {
             match &part.kind {
                 WordPart::Literal(text) => {
                     let raw = literal(text, self.src, part.span);
-                    let text = if quoted { unescape_double(raw) } else { unescape_bare(raw) };
+                    let text = if quoted {
+                        unescape_double(raw)
+                    } else {
+                        unescape_bare(raw)
+                    };
                     append(pieces, &text);
                 }
                 WordPart::SingleQuoted { value, .. } => {
                     let raw = value.slice(self.src);
-                    let text = if value.is_source_backed() { strip_quotes(raw) } else { raw };
+                    let text = if value.is_source_backed() {
+                        strip_quotes(raw)
+                    } else {
+                        raw
+                    };
                     append(pieces, text);
                     mark_quoted(pieces);
                 }
@@ -120,21 +153,35 @@ impl Walker<'_> {
                     self.nested(body);
                     append(pieces, "/dev/fd/63");
                 }
-                WordPart::ArithmeticExpansion { expression_word_ast, .. } => {
+                WordPart::ArithmeticExpansion {
+                    expression_word_ast,
+                    ..
+                } => {
                     self.fields(expression_word_ast);
                     append(pieces, &UNKNOWN.to_string());
                 }
                 WordPart::Parameter(expansion) => {
                     let values = match &expansion.syntax {
-                        ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Access { reference }) if reference.subscript.is_none() => {
+                        ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Access {
+                            reference,
+                        }) if reference.subscript.is_none() => {
                             self.variable(reference.name.as_str())
                         }
-                        ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Access { reference }) if reference.has_array_selector() => {
+                        ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Access {
+                            reference,
+                        }) if reference.has_array_selector() => {
                             self.variable(reference.name.as_str())
                         }
-                        ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Operation { reference, operator, operand_word_ast, .. }) => {
-                            self.operation(reference.name.as_str(), operator, operand_word_ast.as_deref())
-                        }
+                        ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Operation {
+                            reference,
+                            operator,
+                            operand_word_ast,
+                            ..
+                        }) => self.operation(
+                            reference.name.as_str(),
+                            operator,
+                            operand_word_ast.as_deref(),
+                        ),
                         ParameterExpansionSyntax::Bourne(other) => {
                             if let Some(w) = other.operand_word_ast() {
                                 self.fields(w);
@@ -145,21 +192,41 @@ impl Walker<'_> {
                     };
                     self.append_values(pieces, values, quoted);
                 }
-                WordPart::ParameterExpansion { reference, operator, operand_word_ast, .. } => {
-                    let values = self.operation(reference.name.as_str(), operator, operand_word_ast.as_deref());
+                WordPart::ParameterExpansion {
+                    reference,
+                    operator,
+                    operand_word_ast,
+                    ..
+                } => {
+                    let values = self.operation(
+                        reference.name.as_str(),
+                        operator,
+                        operand_word_ast.as_deref(),
+                    );
                     self.append_values(pieces, values, quoted);
                 }
                 WordPart::ArrayAccess(reference) => {
                     let values = self.variable(reference.name.as_str());
                     self.append_values(pieces, values, quoted);
                 }
-                WordPart::IndirectExpansion { operand_word_ast, .. } => {
+                WordPart::IndirectExpansion {
+                    operand_word_ast, ..
+                } => {
                     if let Some(w) = operand_word_ast {
                         self.fields(w);
                     }
                     append(pieces, &UNKNOWN.to_string());
                 }
-                WordPart::Substring { offset_word_ast, length_word_ast, .. } | WordPart::ArraySlice { offset_word_ast, length_word_ast, .. } => {
+                WordPart::Substring {
+                    offset_word_ast,
+                    length_word_ast,
+                    ..
+                }
+                | WordPart::ArraySlice {
+                    offset_word_ast,
+                    length_word_ast,
+                    ..
+                } => {
                     self.fields(offset_word_ast);
                     if let Some(w) = length_word_ast {
                         self.fields(w);
@@ -180,14 +247,23 @@ impl Walker<'_> {
 
     /// `${name:-default}` and kin: the variable's values where they decide the result,
     /// the operand's where it does, unknown where a pattern operation changes either.
-    fn operation(&mut self, name: &str, operator: &ParameterOp, operand: Option<&Word>) -> Vec<String> {
+    fn operation(
+        &mut self,
+        name: &str,
+        operator: &ParameterOp,
+        operand: Option<&Word>,
+    ) -> Vec<String> {
         let operand_values = operand.map(|w| self.joined(w));
         let known = self.vars.get(name).filter(|v| !v.is_empty()).cloned();
         match operator {
             ParameterOp::UseDefault | ParameterOp::AssignDefault | ParameterOp::Error => {
                 let mut values = known.unwrap_or_default();
                 values.extend(operand_values.unwrap_or_default());
-                if values.is_empty() { vec![UNKNOWN.to_string()] } else { values }
+                if values.is_empty() {
+                    vec![UNKNOWN.to_string()]
+                } else {
+                    values
+                }
             }
             ParameterOp::UseReplacement => match (known, operand_values) {
                 (Some(_), Some(values)) => values,
@@ -213,10 +289,20 @@ impl Walker<'_> {
     fn append_values(&mut self, pieces: &mut Vec<Piece>, values: Vec<String>, quoted: bool) {
         let values: Vec<String> = values
             .into_iter()
-            .map(|v| if quoted { v } else { v.split_whitespace().collect::<Vec<_>>().join(&SPLIT.to_string()) })
+            .map(|v| {
+                if quoted {
+                    v
+                } else {
+                    v.split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(&SPLIT.to_string())
+                }
+            })
             .collect();
         if pieces.len() * values.len() > MAX_ALTERNATIVES {
-            self.limit(format!("its words may take more than {MAX_ALTERNATIVES} values"));
+            self.limit(format!(
+                "its words may take more than {MAX_ALTERNATIVES} values"
+            ));
             append(pieces, &UNKNOWN.to_string());
             return;
         }
@@ -249,7 +335,10 @@ impl Walker<'_> {
                     let value = self.substitution(body);
                     text.push_str(&value);
                 }
-                HeredocBodyPart::ArithmeticExpansion { expression_word_ast, .. } => {
+                HeredocBodyPart::ArithmeticExpansion {
+                    expression_word_ast,
+                    ..
+                } => {
                     self.fields(expression_word_ast);
                     text.push(UNKNOWN);
                 }
@@ -277,7 +366,9 @@ fn mark_quoted(pieces: &mut [Piece]) {
 }
 
 fn strip_quotes(raw: &str) -> &str {
-    raw.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')).unwrap_or(raw)
+    raw.strip_prefix('\'')
+        .and_then(|r| r.strip_suffix('\''))
+        .unwrap_or(raw)
 }
 
 /// Unquoted text: a backslash quotes the next character; backslash-newline vanishes;
@@ -347,7 +438,9 @@ fn brace_expand(text: &str) -> Vec<String> {
             _ => {}
         }
     }
-    let Some(close) = close else { return vec![text.to_string()] };
+    let Some(close) = close else {
+        return vec![text.to_string()];
+    };
     if commas.is_empty() {
         return vec![text.to_string()];
     }

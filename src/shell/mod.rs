@@ -62,7 +62,11 @@ pub struct ParseError(pub String);
 ///
 /// `inherited` holds variables known from an enclosing command (a payload inherits
 /// the assignments made before `bash -c`).
-pub fn parse(source: &str, depth: usize, inherited: &HashMap<String, Vec<String>>) -> Result<Script, ParseError> {
+pub fn parse(
+    source: &str,
+    depth: usize,
+    inherited: &HashMap<String, Vec<String>>,
+) -> Result<Script, ParseError> {
     let result = shuck_parser::parser::Parser::new(source).parse();
     if let Some(error) = result.terminal_error {
         return Err(ParseError(error.to_string()));
@@ -95,7 +99,10 @@ mod tests {
 
     #[test]
     fn quoting_and_escapes_in_the_program_word() {
-        assert_eq!(words(r#"\ssh "a"tl'as'$'\x41'"#), vec![w(&["ssh", "atlasA"])]);
+        assert_eq!(
+            words(r#"\ssh "a"tl'as'$'\x41'"#),
+            vec![w(&["ssh", "atlasA"])]
+        );
         assert_eq!(words(r#"s''sh "x\"y""#), vec![w(&["ssh", "x\"y"])]);
         assert_eq!(words("ss\\\nh atlas"), vec![w(&["ssh", "atlas"])]);
     }
@@ -110,21 +117,43 @@ mod tests {
     #[test]
     fn variables_from_the_command_itself() {
         assert_eq!(words("H=atlas; ssh $H")[1], w(&["ssh", "atlas"]));
-        assert_eq!(words("for h in atlas orion; do ssh $h; done"), vec![w(&["ssh", "atlas"]), w(&["ssh", "orion"])]);
-        assert_eq!(words("C='ssh atlas'; $C uptime")[1], w(&["ssh", "atlas", "uptime"]));
-        assert_eq!(words("ssh \"$X\"")[0], vec!["ssh".to_string(), UNKNOWN.to_string()]);
+        assert_eq!(
+            words("for h in atlas orion; do ssh $h; done"),
+            vec![w(&["ssh", "atlas"]), w(&["ssh", "orion"])]
+        );
+        assert_eq!(
+            words("C='ssh atlas'; $C uptime")[1],
+            w(&["ssh", "atlas", "uptime"])
+        );
+        assert_eq!(
+            words("ssh \"$X\"")[0],
+            vec!["ssh".to_string(), UNKNOWN.to_string()]
+        );
         assert_eq!(words("X=; $X ssh atlas")[1], w(&["ssh", "atlas"]));
         assert_eq!(words("s{s,}h atlas")[0], w(&["ssh", "sh", "atlas"]));
         assert_eq!(words("$(echo ssh) atlas")[1], w(&["ssh", "atlas"]));
-        assert_eq!(words("echo atlas | while read h; do ssh $h; done")[2], w(&["ssh", "atlas"]));
+        assert_eq!(
+            words("echo atlas | while read h; do ssh $h; done")[2],
+            w(&["ssh", "atlas"])
+        );
     }
 
     #[test]
     fn heredocs_and_here_strings_feed_stdin() {
-        let script = parse("bash <<'EOF'\nssh atlas\nEOF\nsh <<< 'ssh orion'", 0, &HashMap::new()).unwrap();
+        let script = parse(
+            "bash <<'EOF'\nssh atlas\nEOF\nsh <<< 'ssh orion'",
+            0,
+            &HashMap::new(),
+        )
+        .unwrap();
         assert_eq!(script.commands[0].stdin, Stdin::Text("ssh atlas\n".into()));
         assert_eq!(script.commands[1].stdin, Stdin::Text("ssh orion".into()));
-        let script = parse("git commit -m \"$(cat <<'EOF'\nfix (the) thing)\nEOF\n)\"", 0, &HashMap::new()).unwrap();
+        let script = parse(
+            "git commit -m \"$(cat <<'EOF'\nfix (the) thing)\nEOF\n)\"",
+            0,
+            &HashMap::new(),
+        )
+        .unwrap();
         assert_eq!(script.commands.last().unwrap().words[0], "git");
     }
 
@@ -134,6 +163,9 @@ mod tests {
             .into_iter()
             .map(|c| c[0].clone())
             .collect();
-        assert_eq!(programs, ["ssh", "x", "y", "z", "q", "r", "c", "s", "t", "u", "v"]);
+        assert_eq!(
+            programs,
+            ["ssh", "x", "y", "z", "q", "r", "c", "s", "t", "u", "v"]
+        );
     }
 }

@@ -24,11 +24,23 @@ pub(crate) struct Walker<'s> {
 
 impl<'s> Walker<'s> {
     pub(crate) fn new(src: &'s str, depth: usize, vars: HashMap<String, Vec<String>>) -> Self {
-        Walker { src, depth, vars, commands: Vec::new(), incomplete: None, next_stdin: None, outer_writes: Vec::new() }
+        Walker {
+            src,
+            depth,
+            vars,
+            commands: Vec::new(),
+            incomplete: None,
+            next_stdin: None,
+            outer_writes: Vec::new(),
+        }
     }
 
     pub(crate) fn finish(self) -> Script {
-        Script { commands: self.commands, variables: self.vars, incomplete: self.incomplete }
+        Script {
+            commands: self.commands,
+            variables: self.vars,
+            incomplete: self.incomplete,
+        }
     }
 
     pub(crate) fn seq(&mut self, seq: &StmtSeq) {
@@ -61,7 +73,10 @@ impl<'s> Walker<'s> {
                                 // `export "A=b"` assigns too.
                                 if let Some((name, value)) = field.split_once('=') {
                                     env.push((name.to_string(), value.to_string()));
-                                    self.vars.entry(name.to_string()).or_default().push(value.to_string());
+                                    self.vars
+                                        .entry(name.to_string())
+                                        .or_default()
+                                        .push(value.to_string());
                                 }
                                 words.push(field);
                             }
@@ -73,10 +88,26 @@ impl<'s> Walker<'s> {
             }
             Node::Builtin(builtin) => {
                 let (name, words, assignments) = match builtin {
-                    BuiltinCommand::Break(c) => ("break", c.depth.iter().chain(&c.extra_args).collect::<Vec<_>>(), &c.assignments),
-                    BuiltinCommand::Continue(c) => ("continue", c.depth.iter().chain(&c.extra_args).collect(), &c.assignments),
-                    BuiltinCommand::Return(c) => ("return", c.code.iter().chain(&c.extra_args).collect(), &c.assignments),
-                    BuiltinCommand::Exit(c) => ("exit", c.code.iter().chain(&c.extra_args).collect(), &c.assignments),
+                    BuiltinCommand::Break(c) => (
+                        "break",
+                        c.depth.iter().chain(&c.extra_args).collect::<Vec<_>>(),
+                        &c.assignments,
+                    ),
+                    BuiltinCommand::Continue(c) => (
+                        "continue",
+                        c.depth.iter().chain(&c.extra_args).collect(),
+                        &c.assignments,
+                    ),
+                    BuiltinCommand::Return(c) => (
+                        "return",
+                        c.code.iter().chain(&c.extra_args).collect(),
+                        &c.assignments,
+                    ),
+                    BuiltinCommand::Exit(c) => (
+                        "exit",
+                        c.code.iter().chain(&c.extra_args).collect(),
+                        &c.assignments,
+                    ),
                 };
                 let env = self.prefix_assignments(assignments);
                 let mut all = vec![name.to_string()];
@@ -135,7 +166,10 @@ impl<'s> Walker<'s> {
             }
             CompoundCommand::For(c) => {
                 let values = match &c.words {
-                    Some(words) => words.iter().flat_map(|w| self.fields(w).into_iter().flatten()).collect(),
+                    Some(words) => words
+                        .iter()
+                        .flat_map(|w| self.fields(w).into_iter().flatten())
+                        .collect(),
                     None => vec![UNKNOWN.to_string()],
                 };
                 for target in &c.targets {
@@ -143,18 +177,35 @@ impl<'s> Walker<'s> {
                         Some(n) => n.as_str().to_string(),
                         None => continue,
                     };
-                    self.vars.entry(name).or_default().extend(values.iter().cloned());
+                    self.vars
+                        .entry(name)
+                        .or_default()
+                        .extend(values.iter().cloned());
                 }
                 self.seq(&c.body);
             }
             CompoundCommand::Select(c) => {
-                let values: Vec<String> = c.words.iter().flat_map(|w| self.fields(w).into_iter().flatten()).collect();
-                self.vars.entry(c.variable.as_str().to_string()).or_default().extend(values);
+                let values: Vec<String> = c
+                    .words
+                    .iter()
+                    .flat_map(|w| self.fields(w).into_iter().flatten())
+                    .collect();
+                self.vars
+                    .entry(c.variable.as_str().to_string())
+                    .or_default()
+                    .extend(values);
                 self.seq(&c.body);
             }
             CompoundCommand::Foreach(c) => {
-                let values: Vec<String> = c.words.iter().flat_map(|w| self.fields(w).into_iter().flatten()).collect();
-                self.vars.entry(c.variable.as_str().to_string()).or_default().extend(values);
+                let values: Vec<String> = c
+                    .words
+                    .iter()
+                    .flat_map(|w| self.fields(w).into_iter().flatten())
+                    .collect();
+                self.vars
+                    .entry(c.variable.as_str().to_string())
+                    .or_default()
+                    .extend(values);
                 self.seq(&c.body);
             }
             CompoundCommand::Repeat(c) => {
@@ -214,7 +265,11 @@ impl<'s> Walker<'s> {
         for alternative in &mut program {
             for (i, field) in alternative.iter_mut().enumerate() {
                 let word = std::mem::take(field);
-                *field = if i == 0 { unknown_globs(word) } else { literal_globs(word) };
+                *field = if i == 0 {
+                    unknown_globs(word)
+                } else {
+                    literal_globs(word)
+                };
             }
         }
         let mut alternatives: Vec<Vec<String>> = vec![Vec::new()];
@@ -227,7 +282,10 @@ impl<'s> Walker<'s> {
         if alternatives.iter().all(|a| a.is_empty()) {
             // A bare assignment sets the variable for the rest of the command.
             for (name, value) in &env {
-                self.vars.entry(name.clone()).or_default().push(value.clone());
+                self.vars
+                    .entry(name.clone())
+                    .or_default()
+                    .push(value.clone());
             }
         }
         let stdin = self.next_stdin.take();
@@ -251,11 +309,17 @@ impl<'s> Walker<'s> {
             self.vars.entry(name.clone()).or_default().extend(values);
         }
         for name in args {
-            self.vars.entry(name.clone()).or_default().push(UNKNOWN.to_string());
+            self.vars
+                .entry(name.clone())
+                .or_default()
+                .push(UNKNOWN.to_string());
         }
     }
 
-    fn prefix_assignments(&mut self, assignments: &[shuck_ast::Assignment]) -> Vec<(String, String)> {
+    fn prefix_assignments(
+        &mut self,
+        assignments: &[shuck_ast::Assignment],
+    ) -> Vec<(String, String)> {
         let mut env = Vec::new();
         for a in assignments {
             let (name, values) = self.assignment(a);
@@ -274,7 +338,8 @@ impl<'s> Walker<'s> {
                 .flat_map(|e| {
                     let value = match e {
                         shuck_ast::ArrayElem::Sequential(v) => &v.word,
-                        shuck_ast::ArrayElem::Keyed { value, .. } | shuck_ast::ArrayElem::KeyedAppend { value, .. } => &value.word,
+                        shuck_ast::ArrayElem::Keyed { value, .. }
+                        | shuck_ast::ArrayElem::KeyedAppend { value, .. } => &value.word,
                     };
                     self.fields(value).into_iter().flatten()
                 })
@@ -283,7 +348,12 @@ impl<'s> Walker<'s> {
         (name, values)
     }
 
-    fn emit(&mut self, words: Vec<String>, mut env: Vec<(String, String)>, mut writes: Vec<String>) {
+    fn emit(
+        &mut self,
+        words: Vec<String>,
+        mut env: Vec<(String, String)>,
+        mut writes: Vec<String>,
+    ) {
         if self.commands.len() >= MAX_COMMANDS {
             self.incomplete = Some(format!("it runs more than {MAX_COMMANDS} commands"));
             return;
@@ -295,7 +365,13 @@ impl<'s> Walker<'s> {
         }
         writes.extend(self.outer_writes.iter().cloned());
         let stdin = self.next_stdin.take().unwrap_or(Stdin::Inherited);
-        self.commands.push(Command { words, env, stdin, writes, depth: self.depth });
+        self.commands.push(Command {
+            words,
+            env,
+            stdin,
+            writes,
+            depth: self.depth,
+        });
     }
 
     fn redirects(&mut self, redirects: &[Redirect]) -> (Option<Stdin>, Vec<String>) {
@@ -313,7 +389,14 @@ impl<'s> Walker<'s> {
                     self.joined(word);
                     stdin = Some(Stdin::Unknown);
                 }
-                (RedirectTarget::Word(word), RedirectKind::Output | RedirectKind::Clobber | RedirectKind::Append | RedirectKind::OutputBoth | RedirectKind::ReadWrite) => {
+                (
+                    RedirectTarget::Word(word),
+                    RedirectKind::Output
+                    | RedirectKind::Clobber
+                    | RedirectKind::Append
+                    | RedirectKind::OutputBoth
+                    | RedirectKind::ReadWrite,
+                ) => {
                     writes.extend(self.joined(word));
                 }
                 (RedirectTarget::Word(word), _) => {
@@ -339,10 +422,15 @@ impl<'s> Walker<'s> {
 
 /// What a command writes on its standard output, when the command text alone tells.
 pub(super) fn output_of(command: &Command) -> Stdin {
-    let program = command.words.first().map(|w| w.rsplit('/').next().unwrap_or(w));
+    let program = command
+        .words
+        .first()
+        .map(|w| w.rsplit('/').next().unwrap_or(w));
     match program {
         Some("echo") => {
-            let args = command.words[1..].iter().skip_while(|w| matches!(w.as_str(), "-n" | "-e" | "-E" | "-ne" | "-en"));
+            let args = command.words[1..]
+                .iter()
+                .skip_while(|w| matches!(w.as_str(), "-n" | "-e" | "-E" | "-ne" | "-en"));
             Stdin::Text(args.cloned().collect::<Vec<_>>().join(" "))
         }
         Some("printf") => Stdin::Text(command.words[1..].join(" ").replace("\\n", "\n")),
