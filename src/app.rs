@@ -120,6 +120,10 @@ fn load_rules(paths: &Paths) -> Result<Rules, String> {
 const MAX_EVENT_BYTES: u64 = 8 * 1024 * 1024;
 
 fn hook_main(paths: &Paths, choice: AgentChoice) -> i32 {
+    // Lets the tests prove that a panic becomes a refusal; absent from release builds.
+    if cfg!(debug_assertions) && std::env::var_os("MESH_GUARD_DEBUG_PANIC").is_some() {
+        panic!("panic requested by MESH_GUARD_DEBUG_PANIC");
+    }
     let mut input = Vec::new();
     let read = std::io::stdin()
         .take(MAX_EVENT_BYTES + 1)

@@ -1,0 +1,138 @@
+//! Running the built binary as an agent or an operator would.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_mesh-guard");
+
+pub fn example_catalog() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/catalog.toml")
+}
+
+/// A scratch directory, removed when dropped.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!(
+            "mesh-guard-{name}-{}-{}",
+            std::process::id(),
+            unique()
+        ));
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        Scratch(dir)
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.path(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `mesh-guard ARGS` with `env` (and nothing of the caller's MESH_GUARD_*), feeding `stdin`.
+pub fn run(args: &[&str], env: &[(&str, &Path)], stdin: &[u8]) -> Output {
+    run_env(
+        args,
+        &env.iter()
+            .map(|(k, v)| (*k, v.to_string_lossy().into_owned()))
+            .collect::<Vec<_>>(),
+        stdin,
+    )
+}
+
+pub fn run_env(args: &[&str], env: &[(&str, String)], stdin: &[u8]) -> Output {
+    let mut command = Command::new(BIN);
+    command.args(args);
+    for var in [
+        "MESH_GUARD_CATALOG",
+        "MESH_GUARD_DB",
+        "MESH_GUARD_RULES",
+        "MESH_GUARD_OVERRIDE",
+        "CLAUDE_PLUGIN_ROOT",
+    ] {
+        command.env_remove(var);
+    }
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn mesh-guard");
+    let mut input = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&bytes);
+    });
+    let out = child.wait_with_output().expect("wait");
+    let _ = writer.join();
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A Claude Code PreToolUse event for a Bash command.
+pub fn bash_event(command: &str) -> Vec<u8> {
+    serde_json::json!({
+        "session_id": "sess-1",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": "/tmp",
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "run it"},
+        "tool_use_id": "toolu_1",
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// The deny message out of a Claude refusal, checking the JSON is exactly the contract's shape.
+pub fn claude_denial(stdout: &str) -> String {
+    let json: serde_json::Value =
+        serde_json::from_str(stdout.trim()).expect("stdout is one JSON object");
+    let object = json.as_object().expect("object");
+    assert_eq!(object.len(), 1, "only hookSpecificOutput: {stdout}");
+    let specific = json["hookSpecificOutput"]
+        .as_object()
+        .expect("hookSpecificOutput");
+    assert_eq!(specific.len(), 3, "{stdout}");
+    assert_eq!(specific["hookEventName"], "PreToolUse");
+    assert_eq!(specific["permissionDecision"], "deny");
+    specific["permissionDecisionReason"]
+        .as_str()
+        .expect("reason")
+        .to_string()
+}

@@ -1,0 +1,240 @@
+//! The hook end to end, as Claude Code runs it: an event on stdin, the exact answer out.
+
+mod common;
+use common::*;
+
+fn hook(command: &str) -> (Output, Scratch) {
+    let dir = Scratch::new("hook");
+    let out = run(
+        &["hook", "--agent", "claude"],
+        &[
+            ("MESH_GUARD_CATALOG", &example_catalog()),
+            ("MESH_GUARD_DB", &dir.path("audit.db")),
+        ],
+        &bash_event(command),
+    );
+    (out, dir)
+}
+
+fn assert_refused(command: &str) -> String {
+    let (out, _dir) = hook(command);
+    assert_eq!(out.code, 2, "{command}: {}", out.stderr);
+    let message = claude_denial(&out.stdout);
+    assert!(
+        out.stderr.contains(&message),
+        "the message is on stderr too"
+    );
+    assert!(message.chars().count() < 1000);
+    message
+}
+
+fn assert_passes(command: &str) {
+    let (out, _dir) = hook(command);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, ""),
+        "{command} should pass: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_refusal_is_the_exact_deny_json_with_a_ready_invocation() {
+    let message = assert_refused("ssh atlas journalctl -u mesh-controller");
+    assert_eq!(
+        message,
+        "Use the mesh's own tool instead: `mesh logs controller --machine atlas` (or `mesh exec atlas -- journalctl -u mesh-controller`). \
+         mesh-guard refused `ssh atlas journalctl -u mesh-controller`: it reaches mesh machine `atlas` over ssh. \
+         Nothing else is disabled: other commands and tools still work."
+    );
+}
+
+#[test]
+fn each_family_refuses_at_the_mesh_and_passes_elsewhere() {
+    let cases = [
+        (
+            "ssh -p 2222 root@atlas.mesh.lan uptime",
+            "ssh example.org uptime",
+        ),
+        (
+            "scp notes.txt db1:/tmp/",
+            "scp notes.txt backup.example.org:/tmp/",
+        ),
+        ("sftp orion", "sftp files.example.org"),
+        (
+            "rsync -av ./build/ 10.20.0.12:/srv/app/",
+            "rsync -av ./build/ ./dist/",
+        ),
+        ("mosh vega", "mosh laptop.home"),
+        (
+            "sshpass -p secret ssh atlas",
+            "sshpass -p secret ssh example.org",
+        ),
+        (
+            "autossh -M 0 -N -L 8080:localhost:80 orion",
+            "autossh -M 0 -N example.org",
+        ),
+        ("docker logs -f mesh-gateway", "docker logs -f my-app"),
+        (
+            "podman exec -it mesh-postgres psql",
+            "podman exec -it scratch psql",
+        ),
+        (
+            "docker -H ssh://root@atlas ps",
+            "docker -H unix:///var/run/docker.sock ps",
+        ),
+        (
+            "DOCKER_HOST=tcp://10.20.0.11:2376 docker ps",
+            "DOCKER_HOST=tcp://127.0.0.1:2376 docker ps",
+        ),
+        ("journalctl -fu mesh-postgres", "journalctl -fu nginx"),
+        ("journalctl -H lyra -n 50", "journalctl -n 50"),
+        (
+            "systemctl restart mesh-gateway.service",
+            "systemctl restart nginx.service",
+        ),
+        ("systemctl -H orion status", "systemctl status"),
+    ];
+    for (refused, passing) in cases {
+        assert_refused(refused);
+        assert_passes(passing);
+    }
+}
+
+#[test]
+fn the_forge_git_account_passes_and_other_accounts_do_not() {
+    assert_passes("ssh -T git@forge");
+    assert_passes("ssh git@git.mesh.lan info");
+    assert_passes("git clone git@forge:platform/mesh.git");
+    assert_refused("ssh root@forge");
+    assert_refused("ssh forge");
+}
+
+#[test]
+fn data_that_mentions_the_mesh_passes() {
+    assert_passes("echo 'ssh atlas is down'");
+    assert_passes("grep -r mesh-controller docs/");
+    assert_passes("git commit -m \"$(cat <<'EOF'\nFix the atlas (controller) restart)\nEOF\n)\"");
+    assert_passes("cat <<EOF > notes.md\nssh atlas journalctl -u mesh-controller\nEOF");
+    assert_passes("ssh -V");
+    assert_passes("ssh-keygen -t ed25519 -f /tmp/key -N ''");
+}
+
+#[test]
+fn one_must_be_created_names_the_shape() {
+    let message = assert_refused("docker kill mesh-controller");
+    assert!(
+        message
+            .starts_with("No mesh tool does `docker kill <container>` yet: one must be created."),
+        "{message}"
+    );
+    assert!(message.contains("Tell the operator"), "{message}");
+    assert!(
+        message.contains("container `mesh-controller` of mesh module `controller`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn fail_closed_on_bad_input() {
+    let dir = Scratch::new("bad-input");
+    let env = [
+        ("MESH_GUARD_CATALOG", example_catalog()),
+        ("MESH_GUARD_DB", dir.path("audit.db")),
+    ];
+    let env: Vec<(&str, &std::path::Path)> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+    let inputs: [&[u8]; 8] = [
+        b"",
+        b"   \n",
+        b"{not json",
+        b"[1,2]",
+        b"\xff\xfe{}",
+        br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{}}"#,
+        br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":42}}"#,
+        br#"{"hook_event_name":"PreToolUse","tool_input":{"command":"ls"}}"#,
+    ];
+    for input in inputs {
+        let out = run(&["hook", "--agent", "claude"], &env, input);
+        assert_eq!(out.code, 2, "{:?}", String::from_utf8_lossy(input));
+        let message = claude_denial(&out.stdout);
+        assert!(message.contains("could not check"), "{message}");
+        assert!(!message.contains('/'), "no host paths: {message}");
+    }
+}
+
+#[test]
+fn a_broken_catalog_refuses_guarded_programs_only() {
+    let dir = Scratch::new("broken-catalog");
+    let catalog = dir.write(
+        "catalog.toml",
+        "version = 1\n[[machine]]\nname = \"atlas\"\nbogus = 1\n",
+    );
+    for catalog in [catalog, dir.path("missing.toml")] {
+        let env = [
+            ("MESH_GUARD_CATALOG", catalog.as_path()),
+            ("MESH_GUARD_DB", &dir.path("audit.db")),
+        ];
+        let out = run(&["hook"], &env, &bash_event("ssh atlas uptime"));
+        assert_eq!(out.code, 2);
+        let message = claude_denial(&out.stdout);
+        assert!(
+            message.contains("catalog is missing or invalid"),
+            "{message}"
+        );
+        assert!(
+            !message.contains(&*dir.0.to_string_lossy()),
+            "no host paths: {message}"
+        );
+        let out = run(
+            &["hook"],
+            &env,
+            &bash_event("cargo build --release && ls target"),
+        );
+        assert_eq!((out.code, out.stdout.as_str()), (0, ""));
+    }
+}
+
+#[test]
+fn tools_other_than_bash_pass_and_writes_to_the_guard_are_refused() {
+    let dir = Scratch::new("tools");
+    let catalog = example_catalog();
+    let env = [
+        ("MESH_GUARD_CATALOG", catalog.as_path()),
+        ("MESH_GUARD_DB", &dir.path("audit.db")),
+    ];
+    let read = br#"{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/etc/hosts"}}"#;
+    assert_eq!(run(&["hook"], &env, read).code, 0);
+    let write = serde_json::json!({"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path": catalog, "content":"version = 1\n"}});
+    let out = run(&["hook"], &env, write.to_string().as_bytes());
+    assert_eq!(out.code, 2);
+    assert!(claude_denial(&out.stdout).contains("guard's own files"));
+    let export = br#"{"hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"/tmp/x/.bashrc","old_string":"a","new_string":"export MESH_GUARD_OVERRIDE=yes"}}"#;
+    assert_eq!(run(&["hook"], &env, export).code, 2);
+    let ordinary = br#"{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/tmp/x/src/main.rs","content":"fn main() {}"}}"#;
+    assert_eq!(run(&["hook"], &env, ordinary).code, 0);
+}
+
+#[test]
+fn a_panic_inside_becomes_a_refusal() {
+    let dir = Scratch::new("panic");
+    let env = [
+        (
+            "MESH_GUARD_CATALOG",
+            example_catalog().to_string_lossy().into_owned(),
+        ),
+        ("MESH_GUARD_DEBUG_PANIC", "1".into()),
+        (
+            "MESH_GUARD_DB",
+            dir.path("a.db").to_string_lossy().into_owned(),
+        ),
+    ];
+    let out = run_env(&["hook"], &env, &bash_event("ls"));
+    assert_eq!(out.code, 2);
+    let message = claude_denial(&out.stdout);
+    assert!(message.contains("internal error"), "{message}");
+    assert!(
+        !out.stderr.contains("panicked"),
+        "no panic report reaches the agent: {}",
+        out.stderr
+    );
+}
