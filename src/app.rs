@@ -357,11 +357,36 @@ fn search(paths: &Paths, source: &str) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let Ok(words) = shell_words::split(source) else {
-        eprintln!("error: the command is not valid shell words");
-        return 2;
+    let rules = match load_rules(paths) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
     };
-    let found = instead::rank(&catalog, &words, &Known::default(), usize::MAX);
+    // Deciding first tells what the command names (module, machine, remote command), so
+    // the usages come out filled as a refusal would fill them.
+    let lazy = LazyCatalog::ready(catalog.clone());
+    let protected = crate::decide::Protected::default();
+    let guard = Guard {
+        rules: &rules,
+        catalog: &lazy,
+        protected: &protected,
+    };
+    let (words, known) = match guard.decide(source) {
+        Decision::Refuse(refusal) if is_mesh_rule(refusal.rule) => (
+            refusal.command.clone(),
+            Known::from_command(&catalog, &refusal),
+        ),
+        _ => match shell_words::split(source) {
+            Ok(words) => (words, Known::default()),
+            Err(_) => {
+                eprintln!("error: the command is not valid shell words");
+                return 2;
+            }
+        },
+    };
+    let found = instead::rank(&catalog, &words, &known, usize::MAX);
     if found.is_empty() {
         outln!("No mesh tool replaces `{source}`: one must be created.");
         return 1;

@@ -470,6 +470,7 @@ impl Guard<'_> {
                     self.command(nested, walk);
                 }
                 Role::Ignore => {}
+                Role::Verb => cx.shape.extend(taken.iter().map(|s| s.to_string())),
                 role => {
                     for value in taken {
                         let mut shape =

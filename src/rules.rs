@@ -57,6 +57,8 @@ pub enum Role {
     RemoteCommand,
     /// The rest of the words are a program and its arguments.
     Command,
+    /// A verb (`systemctl restart`): names nothing, but is part of the command's shape.
+    Verb,
     Ignore,
 }
 

@@ -32,7 +32,12 @@ pub(super) fn placeholder(role: Role) -> &'static str {
         Role::Unit => "unit",
         Role::Container | Role::Service | Role::CopyPath => "container",
         Role::JournalMatch => "match",
-        Role::User | Role::Rsh | Role::RemoteCommand | Role::Command | Role::Ignore => "arg",
+        Role::User
+        | Role::Rsh
+        | Role::RemoteCommand
+        | Role::Command
+        | Role::Verb
+        | Role::Ignore => "arg",
     }
 }
 
@@ -145,9 +150,12 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
             }
             _ => Resolved::Nothing,
         },
-        Role::User | Role::Rsh | Role::RemoteCommand | Role::Command | Role::Ignore => {
-            Resolved::Nothing
-        }
+        Role::User
+        | Role::Rsh
+        | Role::RemoteCommand
+        | Role::Command
+        | Role::Verb
+        | Role::Ignore => Resolved::Nothing,
     }
 }
 

@@ -1,0 +1,317 @@
+//! Refusals the agent can act on: ranking, filled usages, "one must be created", and the
+//! operators' `search` and `instead-of` views (issue 5).
+
+mod common;
+use common::*;
+
+/// A small catalog whose tools exercise each tie-break.
+const RANKING: &str = r#"
+version = 1
+[[machine]]
+name = "atlas"
+[[module]]
+name = "controller"
+machines = ["atlas"]
+containers = ["mesh-controller"]
+units = ["mesh-controller.service"]
+  [[module.tool]]
+  name = "ctl_logs"
+  usage = "mesh controller logs"
+  replaces = ["docker logs"]
+[[verb]]
+name = "logs"
+usage = "mesh logs <module>"
+replaces = ["docker logs"]
+[[verb]]
+name = "logs_follow"
+usage = "mesh logs <module> --follow"
+replaces = ["docker logs -f <container>"]
+[[verb]]
+name = "any_docker"
+usage = "mesh docker <container>"
+replaces = ["docker <verb> <container>"]
+[[verb]]
+name = "first"
+usage = "mesh first"
+replaces = ["journalctl"]
+[[verb]]
+name = "second"
+usage = "mesh second"
+replaces = ["journalctl"]
+"#;
+
+fn check(catalog: &std::path::Path, command: &str) -> serde_json::Value {
+    let dir = Scratch::new("instead-check");
+    let out = run(
+        &["check", "--json", command],
+        &[
+            ("MESH_GUARD_CATALOG", catalog),
+            ("MESH_GUARD_DB", &dir.path("a.db")),
+        ],
+        b"",
+    );
+    serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|_| panic!("{command}: {} {}", out.stdout, out.stderr))
+}
+
+fn tools(json: &serde_json::Value) -> Vec<String> {
+    json["instead"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn ranking_tie_breaks() {
+    let dir = Scratch::new("ranking");
+    let catalog = dir.write("catalog.toml", RANKING);
+    // More words first: `docker logs -f <container>` (4) beats `docker <verb> <container>` (3),
+    // which beats the two-word entries.
+    let json = check(&catalog, "docker logs -f mesh-controller");
+    assert_eq!(tools(&json), ["logs_follow", "any_docker", "ctl_logs"]);
+    // Same words: more literal words first (`docker logs` has 2 literals, `docker <verb> <container>` 1 of 3).
+    let json = check(&catalog, "docker logs mesh-controller");
+    assert_eq!(tools(&json)[0], "any_docker", "three words beat two");
+    assert_eq!(
+        tools(&json)[1..],
+        ["ctl_logs", "logs"],
+        "a module's own tool before a seat verb"
+    );
+    // Everything equal: catalog order.
+    let json = check(&catalog, "journalctl -u mesh-controller");
+    assert_eq!(tools(&json), ["first", "second"]);
+}
+
+#[test]
+fn usages_are_filled_from_what_the_command_named() {
+    let json = check(
+        &example_catalog(),
+        "ssh atlas journalctl -u mesh-controller",
+    );
+    assert_eq!(
+        json["instead"][0]["usage"],
+        "mesh logs controller --machine atlas"
+    );
+    let json = check(
+        &example_catalog(),
+        "docker exec -it mesh-postgres psql -U app",
+    );
+    assert_eq!(json["instead"][0]["usage"], "mesh db shell postgres");
+    // A module on two machines: the machine is not known, and stays visible.
+    let json = check(&example_catalog(), "docker logs mesh-gateway");
+    assert_eq!(
+        json["instead"][0]["usage"],
+        "mesh logs gateway [--machine <machine>]"
+    );
+}
+
+/// Every rule family, with a tool in the catalog and without one.
+#[test]
+fn every_family_with_and_without_a_tool() {
+    let dir = Scratch::new("families");
+    let bare = dir.write(
+        "bare.toml",
+        "version = 1\n[mesh]\ndomains = [\"mesh.lan\"]\n[[machine]]\nname = \"atlas\"\n[[module]]\nname = \"app\"\nmachines = [\"atlas\"]\ncontainers = [\"app-1\"]\nunits = [\"app.service\"]\n",
+    );
+    let cases = [
+        (
+            "ssh atlas uptime",
+            "ssh <machine> uptime",
+            "mesh exec atlas -- uptime",
+        ),
+        (
+            "scp f atlas:/tmp",
+            "scp <machine>",
+            "mesh copy <source> atlas:<path>",
+        ),
+        (
+            "docker -H ssh://atlas ps",
+            "docker -H <machine>",
+            "mesh status <module> --machine atlas",
+        ),
+        (
+            "docker logs app-1",
+            "docker logs <container>",
+            "mesh logs app --machine atlas",
+        ),
+        (
+            "journalctl -u app",
+            "journalctl -u <unit>",
+            "mesh logs app --machine atlas",
+        ),
+        (
+            "systemctl restart app",
+            "systemctl restart <unit>",
+            "mesh restart app --machine atlas",
+        ),
+    ];
+    let with_tools = dir.write(
+        "tools.toml",
+        &format!(
+            "{}\n{}",
+            std::fs::read_to_string(&bare).unwrap(),
+            r#"
+[[verb]]
+name = "exec"
+usage = "mesh exec <machine> -- <command>"
+replaces = ["ssh <machine>"]
+[[verb]]
+name = "copy"
+usage = "mesh copy <source> <machine>:<path>"
+replaces = ["scp"]
+[[verb]]
+name = "status"
+usage = "mesh status <module> [--machine <machine>]"
+replaces = ["docker ps"]
+[[verb]]
+name = "logs"
+usage = "mesh logs <module> [--machine <machine>]"
+replaces = ["docker logs <container>", "journalctl -u <unit>"]
+[[verb]]
+name = "restart"
+usage = "mesh restart <module> [--machine <machine>]"
+replaces = ["systemctl restart <unit>"]
+"#
+        ),
+    );
+    for (command, shape, usage) in cases {
+        let none = check(&bare, command);
+        let message = none["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!(
+                "No mesh tool does `{shape}` yet: one must be created."
+            )),
+            "{command}: {message}"
+        );
+        let found = check(&with_tools, command);
+        let message = found["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("Use the mesh's own tool instead: `{usage}`")),
+            "{command}: {message}"
+        );
+        for m in [none["message"].as_str().unwrap(), message] {
+            assert!(m.chars().count() < 1000 && m.contains("Nothing else is disabled"));
+            assert!(
+                !m.contains(&*dir.0.to_string_lossy())
+                    && !m.contains("/root")
+                    && !m.contains("/home"),
+                "no host paths: {m}"
+            );
+        }
+    }
+}
+
+#[test]
+fn search_ranks_and_says_why() {
+    let env = [("MESH_GUARD_CATALOG", example_catalog())];
+    let env: Vec<_> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+    let out = run(
+        &[
+            "search",
+            "ssh",
+            "atlas",
+            "journalctl",
+            "-u",
+            "mesh-controller",
+        ],
+        &env,
+        b"",
+    );
+    assert_eq!(out.code, 0);
+    let first = out.stdout.lines().next().unwrap();
+    assert!(
+        first.starts_with("mesh logs controller --machine atlas\tlogs"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        first.contains("replaces `ssh <machine> journalctl`"),
+        "{first}"
+    );
+    let out = run(&["search", "docker kill mesh-controller"], &env, b"");
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.contains("one must be created"));
+}
+
+#[test]
+fn instead_of_table_in_markdown_and_json() {
+    let env = [("MESH_GUARD_CATALOG", example_catalog())];
+    let env: Vec<_> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+    let md = run(&["instead-of"], &env, b"");
+    assert_eq!(md.code, 0);
+    assert!(
+        md.stdout
+            .starts_with("| instead of | use | tool |\n|---|---|---|\n")
+    );
+    assert!(
+        md.stdout
+            .contains("| `docker exec <container> psql` | `mesh db shell <module>` | db_shell |"),
+        "{}",
+        md.stdout
+    );
+    let json = run(&["instead-of", "--format", "json"], &env, b"");
+    let list: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert!(
+        list.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["instead_of"] == "scp" && r["tool"] == "copy")
+    );
+}
+
+#[test]
+fn catalog_check_names_file_and_line() {
+    let dir = Scratch::new("catalog-errors");
+    let catalog = dir.write(
+        "mesh/b.toml",
+        "[[machine]]\nname = \"atlas\"\n\n[[machine]]\nname = \"ATLAS.\"\n",
+    );
+    dir.write("mesh/a.toml", "version = 1\n[forge]\nmachine = \"nowhere\"\ngit_user = \"git\"\n[mesh]\nnetworks = [\"10.0.0.0/33\"]\n");
+    let _ = catalog;
+    let out = run(
+        &["catalog", "check"],
+        &[("MESH_GUARD_CATALOG", &dir.path("mesh"))],
+        b"",
+    );
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr
+            .contains("b.toml:5: duplicate machine name `ATLAS.`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("a.toml:3: the forge machine `nowhere` is not a machine"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("a.toml:6: `10.0.0.0/33` is not a network"),
+        "{}",
+        out.stderr
+    );
+    let out = run(
+        &["catalog", "check"],
+        &[("MESH_GUARD_CATALOG", &example_catalog())],
+        b"",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let unknown = dir.write(
+        "unknown.toml",
+        "version = 1\n[[machine]]\nname = \"a\"\nalias = [\"b\"]\n",
+    );
+    let out = run(
+        &["catalog", "check"],
+        &[("MESH_GUARD_CATALOG", &unknown)],
+        b"",
+    );
+    assert!(
+        out.code == 1 && out.stderr.contains("unknown.toml:4"),
+        "{}",
+        out.stderr
+    );
+}
