@@ -144,6 +144,32 @@ struct Walk {
     words: Vec<String>,
     refusal: Option<Refusal>,
     incomplete: Option<String>,
+    /// Variables of the script being walked (innermost payload last): every value each
+    /// was assigned anywhere in it, the environment its commands may see.
+    scopes: Vec<std::rc::Rc<HashMap<String, Vec<String>>>>,
+}
+
+impl Walk {
+    /// The values a command may see for `name`: its own prefix assignments, then every
+    /// value the enclosing script assigned.
+    fn env_values<'a>(
+        &'a self,
+        command: &'a Command,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a String> {
+        let prefix = command
+            .env
+            .iter()
+            .filter(move |(n, _)| n == name)
+            .map(|(_, v)| v);
+        let scoped = self
+            .scopes
+            .last()
+            .and_then(|s| s.get(name))
+            .into_iter()
+            .flatten();
+        prefix.chain(scoped)
+    }
 }
 
 impl Guard<'_> {
@@ -195,9 +221,11 @@ impl Guard<'_> {
         if let Some(why) = script.incomplete {
             walk.incomplete.get_or_insert(why);
         }
+        walk.scopes.push(std::rc::Rc::new(script.variables));
         for command in script.commands {
             self.command(command, walk);
         }
+        walk.scopes.pop();
     }
 
     fn command(&self, command: Command, walk: &mut Walk) {
@@ -225,7 +253,12 @@ impl Guard<'_> {
             ));
             return;
         }
-        let mut vars: HashMap<String, Vec<String>> = HashMap::new();
+        // A payload sees the enclosing script's variables and its command's own.
+        let mut vars: HashMap<String, Vec<String>> = walk
+            .scopes
+            .last()
+            .map(|s| (**s).clone())
+            .unwrap_or_default();
         for (name, value) in env {
             vars.entry(name.clone()).or_default().push(value.clone());
         }
@@ -410,15 +443,14 @@ impl Guard<'_> {
             }
         }
         for (var, role) in &spec.env {
-            for (name, value) in &cx.command.env {
-                if name == var {
-                    let shape = format!(
-                        "{var}=<{}> {}",
-                        target::placeholder(*role),
-                        cx.shape.join(" ")
-                    );
-                    self.candidate(*role, value.clone(), &cx, shape, walk);
-                }
+            let values: Vec<String> = walk.env_values(cx.command, var).cloned().collect();
+            for value in values {
+                let shape = format!(
+                    "{var}=<{}> {}",
+                    target::placeholder(*role),
+                    cx.shape.join(" ")
+                );
+                self.candidate(*role, value, &cx, shape, walk);
             }
         }
         let operands: Vec<&str> = argv::operands(&scanned).collect();

@@ -34,8 +34,8 @@ pub enum Stdin {
 pub struct Command {
     /// Program and arguments after expansion and field splitting.
     pub words: Vec<String>,
-    /// Variables in its environment that the command text set: prefix assignments and
-    /// every assignment before it in the same command.
+    /// Its own assignments: prefix assignments (`X=1 cmd`), or what `export`/a bare
+    /// assignment sets. The whole script's variables are in [`Script::variables`].
     pub env: Vec<(String, String)>,
     pub stdin: Stdin,
     /// Files its redirections write to.

@@ -348,20 +348,10 @@ impl<'s> Walker<'s> {
         (name, values)
     }
 
-    fn emit(
-        &mut self,
-        words: Vec<String>,
-        mut env: Vec<(String, String)>,
-        mut writes: Vec<String>,
-    ) {
+    fn emit(&mut self, words: Vec<String>, env: Vec<(String, String)>, mut writes: Vec<String>) {
         if self.commands.len() >= MAX_COMMANDS {
             self.incomplete = Some(format!("it runs more than {MAX_COMMANDS} commands"));
             return;
-        }
-        for (name, values) in &self.vars {
-            for v in values {
-                env.push((name.clone(), v.clone()));
-            }
         }
         writes.extend(self.outer_writes.iter().cloned());
         let stdin = self.next_stdin.take().unwrap_or(Stdin::Inherited);
