@@ -65,7 +65,8 @@ pub fn render(refusal: &Refusal, instead: &[Suggestion]) -> String {
     cap(text)
 }
 
-fn over_phrase(refusal: &Refusal) -> String {
+/// "over ssh", "through the container engine on that machine".
+pub fn over_phrase(refusal: &Refusal) -> String {
     match refusal.rule {
         Rule::RemoteAccess => format!("over {}", refusal.over),
         Rule::RemoteDaemon => format!("through {} on that machine", refusal.over),
