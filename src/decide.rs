@@ -239,10 +239,26 @@ impl Guard<'_> {
         unwrap(self.rules, command, &mut steps);
         for step in steps {
             match step {
-                Step::Run(command) => self.invocation(&command, walk),
+                Step::Run(command) => {
+                    self.transports(&command, walk);
+                    self.invocation(&command, walk);
+                }
                 Step::UnknownProgram(command) => walk.unknown_programs.push(command.words),
                 Step::Shell { source, depth, env } => self.payload(&source, depth, &env, walk),
             }
+        }
+    }
+
+    /// `GIT_SSH_COMMAND="ssh -J atlas"`: a variable another program runs as its transport.
+    fn transports(&self, command: &Command, walk: &mut Walk) {
+        let sources: Vec<String> = command
+            .env
+            .iter()
+            .filter(|(name, _)| self.rules.is_command_env(name))
+            .map(|(_, value)| value.clone())
+            .collect();
+        for source in sources {
+            self.payload(&source, command.depth + 1, &[], walk);
         }
     }
 

@@ -189,6 +189,15 @@ struct RulesFile {
     shell: Vec<Shell>,
     #[serde(default)]
     interpreter: Vec<Interpreter>,
+    #[serde(default)]
+    command_env: Vec<CommandEnv>,
+}
+
+/// Environment variables whose value is a command line another program runs.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandEnv {
+    names: Vec<String>,
 }
 
 /// Every rule, looked up by program base name.
@@ -198,6 +207,7 @@ pub struct Rules {
     wrappers: HashMap<String, Wrapper>,
     shells: HashMap<String, Shell>,
     interpreters: HashMap<String, Interpreter>,
+    command_env: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,6 +268,9 @@ impl Rules {
                 self.shells.insert(n.clone(), s.clone());
             }
         }
+        for c in file.command_env {
+            self.command_env.extend(c.names);
+        }
         for i in file.interpreter {
             for n in &i.names {
                 self.interpreters.insert(n.clone(), i.clone());
@@ -272,6 +285,11 @@ impl Rules {
 
     pub fn wrapper(&self, name: &str) -> Option<&Wrapper> {
         self.wrappers.get(name)
+    }
+
+    /// Whether the variable `name` holds a command line (`GIT_SSH_COMMAND`).
+    pub fn is_command_env(&self, name: &str) -> bool {
+        self.command_env.iter().any(|n| n == name)
     }
 
     pub fn shell(&self, name: &str) -> Option<&Shell> {
