@@ -71,17 +71,15 @@ pub fn parse(choice: AgentChoice, input: &[u8]) -> Result<Event, String> {
     if !json.is_object() {
         return Err("the hook input is not a JSON object".into());
     }
-    let agent = match choice {
+    let agent = resolve(choice, detect(&json)).ok_or_else(|| match choice {
         AgentChoice::Auto => {
-            detect(&json).ok_or("the hook input is not an event of any agent mesh-guard knows")?
+            "the hook input is not an event of any agent mesh-guard knows".to_string()
         }
-        AgentChoice::Claude => Agent::Claude,
-        AgentChoice::Codex => Agent::Codex,
-        AgentChoice::Gemini => Agent::Gemini,
-        AgentChoice::Copilot if json.get("toolName").is_some() => Agent::Copilot,
-        AgentChoice::Copilot => Agent::CopilotClaudeStyle,
-        AgentChoice::Cursor => Agent::Cursor,
-    };
+        _ => format!(
+            "the hook input is not an event mesh-guard reads for --agent {}",
+            choice.name()
+        ),
+    })?;
     let field = |name: &str| {
         json.get(name)
             .and_then(Value::as_str)
@@ -89,9 +87,9 @@ pub fn parse(choice: AgentChoice, input: &[u8]) -> Result<Event, String> {
             .to_string()
     };
     let action = match agent {
-        Agent::Claude | Agent::Codex | Agent::CopilotClaudeStyle => claude_style(&json)?,
-        Agent::Gemini => gemini(&json)?,
-        Agent::Copilot => copilot(&json)?,
+        Agent::Claude | Agent::Codex | Agent::CopilotClaudeStyle => tool_call(&json, &CLAUDE)?,
+        Agent::Gemini => tool_call(&json, &GEMINI)?,
+        Agent::Copilot => tool_call(&json, &COPILOT)?,
         Agent::Cursor => cursor(&json)?,
     };
     let session_id = match agent {
@@ -112,11 +110,26 @@ pub fn parse(choice: AgentChoice, input: &[u8]) -> Result<Event, String> {
     })
 }
 
-/// Which agent sent an event, from its shape (docs/agents/hook-spec.md).
+impl AgentChoice {
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentChoice::Auto => "auto",
+            AgentChoice::Claude => "claude",
+            AgentChoice::Codex => "codex",
+            AgentChoice::Gemini => "gemini",
+            AgentChoice::Copilot => "copilot",
+            AgentChoice::Cursor => "cursor",
+        }
+    }
+}
+
+/// Which agent sent an event, from its shape (docs/agents/hook-spec.md). First match wins.
 fn detect(json: &Value) -> Option<Agent> {
     let event = json.get("hook_event_name").and_then(Value::as_str);
     let has = |k: &str| json.get(k).is_some();
     match event {
+        // Copilot's own payload is the only camelCase one (and has no hook_event_name today).
+        _ if has("toolName") => Some(Agent::Copilot),
         Some("BeforeTool") => Some(Agent::Gemini),
         Some("beforeShellExecution" | "beforeMCPExecution" | "beforeReadFile" | "preToolUse") => {
             Some(Agent::Cursor)
@@ -128,9 +141,84 @@ fn detect(json: &Value) -> Option<Agent> {
             Some(Agent::CopilotClaudeStyle)
         }
         Some("PreToolUse") => Some(Agent::Claude),
-        None if has("cursor_version") || has("conversation_id") => Some(Agent::Cursor),
-        None if has("toolName") => Some(Agent::Copilot),
         _ => None,
+    }
+}
+
+/// The agent an explicit `--agent` answers: the events of its own protocol, and (for
+/// `claude`) those of Copilot CLI and Cursor, which also run the hooks in Claude Code's
+/// settings. A Claude-shaped event under `--agent codex|copilot` is that agent's.
+/// Anything else is refused: a Gemini event read as Claude's would pass unseen.
+fn resolve(choice: AgentChoice, detected: Option<Agent>) -> Option<Agent> {
+    use Agent::*;
+    match (choice, detected?) {
+        (AgentChoice::Auto, agent) => Some(agent),
+        (AgentChoice::Claude, agent @ (Claude | Codex | CopilotClaudeStyle | Cursor)) => {
+            Some(agent)
+        }
+        (AgentChoice::Codex, Claude | Codex) => Some(Codex),
+        (AgentChoice::Gemini, Gemini) => Some(Gemini),
+        (AgentChoice::Copilot, Claude | CopilotClaudeStyle) => Some(CopilotClaudeStyle),
+        (AgentChoice::Copilot, Copilot) => Some(Copilot),
+        (AgentChoice::Cursor, Cursor) => Some(Cursor),
+        _ => None,
+    }
+}
+
+/// Where a protocol puts the tool's name and arguments, and which tools run a shell
+/// command or write a file (the rest pass).
+struct Tools {
+    name: &'static str,
+    input: &'static str,
+    shell: &'static [&'static str],
+    writers: &'static [&'static str],
+}
+
+/// Claude Code, Codex (which maps its shell tools to `Bash`), Copilot's Claude-style payload.
+const CLAUDE: Tools = Tools {
+    name: "tool_name",
+    input: "tool_input",
+    shell: &["Bash", "shell", "local_shell", "exec_command"],
+    writers: &["Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"],
+};
+const GEMINI: Tools = Tools {
+    name: "tool_name",
+    input: "tool_input",
+    shell: &["run_shell_command"],
+    writers: &["write_file", "replace"],
+};
+const COPILOT: Tools = Tools {
+    name: "toolName",
+    input: "toolArgs",
+    shell: &["bash", "powershell"],
+    writers: &["create", "edit", "apply_patch"],
+};
+/// Cursor's generic `preToolUse`.
+const CURSOR: Tools = Tools {
+    name: "tool_name",
+    input: "tool_input",
+    shell: &["Shell"],
+    writers: &["Write", "Edit", "Delete"],
+};
+
+fn tool_call(json: &Value, tools: &Tools) -> Result<Action, String> {
+    let tool = json
+        .get(tools.name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("the event has no {}", tools.name))?;
+    // The arguments are an object, or (Copilot) that object serialized as a JSON string.
+    let input = match json.get(tools.input) {
+        Some(Value::String(s)) => {
+            Some(serde_json::from_str::<Value>(s).unwrap_or_else(|_| Value::String(s.clone())))
+        }
+        other => other.cloned(),
+    };
+    if tools.shell.contains(&tool) {
+        command_of(input.as_ref(), tool)
+    } else if tools.writers.contains(&tool) {
+        Ok(write_of(input.as_ref()))
+    } else {
+        Ok(Action::Other)
     }
 }
 
@@ -165,66 +253,12 @@ fn write_of(input: Option<&Value>) -> Action {
     Action::WriteFile { path, content }
 }
 
-fn claude_style(json: &Value) -> Result<Action, String> {
-    let tool = json
-        .get("tool_name")
-        .and_then(Value::as_str)
-        .ok_or("the event has no tool_name")?;
-    let input = json.get("tool_input");
-    match tool {
-        "Bash" | "shell" | "local_shell" | "exec_command" => command_of(input, tool),
-        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" | "apply_patch" | "create" | "edit" => {
-            Ok(write_of(input))
-        }
-        _ => Ok(Action::Other),
-    }
-}
-
-fn gemini(json: &Value) -> Result<Action, String> {
-    let tool = json
-        .get("tool_name")
-        .and_then(Value::as_str)
-        .ok_or("the event has no tool_name")?;
-    let input = json.get("tool_input");
-    match tool {
-        "run_shell_command" => command_of(input, tool),
-        "write_file" | "replace" => Ok(write_of(input)),
-        _ => Ok(Action::Other),
-    }
-}
-
-fn copilot(json: &Value) -> Result<Action, String> {
-    let tool = json
-        .get("toolName")
-        .and_then(Value::as_str)
-        .ok_or("the event has no toolName")?;
-    // toolArgs is a JSON object, or that object serialized as a string.
-    let args = match json.get("toolArgs") {
-        Some(Value::String(s)) => Some(
-            serde_json::from_str::<Value>(s)
-                .map_err(|_| "the event's toolArgs is not JSON".to_string())?,
-        ),
-        other => other.cloned(),
-    };
-    match tool {
-        "bash" | "powershell" | "shell" => command_of(args.as_ref(), tool),
-        "create" | "edit" | "write" | "apply_patch" => Ok(write_of(args.as_ref())),
-        _ => Ok(Action::Other),
-    }
-}
-
 fn cursor(json: &Value) -> Result<Action, String> {
     match json.get("hook_event_name").and_then(Value::as_str) {
-        Some("beforeShellExecution") => match json.get("command") {
-            Some(Value::String(c)) => Ok(Action::Shell { command: c.clone() }),
-            _ => Err("the beforeShellExecution event has no command".into()),
-        },
-        Some("preToolUse") => match json.get("tool_name").and_then(Value::as_str) {
-            Some("Shell") => command_of(json.get("tool_input"), "Shell"),
-            Some("Write" | "Edit") => Ok(write_of(json.get("tool_input"))),
-            _ => Ok(Action::Other),
-        },
-        _ => Ok(Action::Other),
+        Some("beforeShellExecution") => command_of(Some(json), "beforeShellExecution"),
+        Some("preToolUse") => tool_call(json, &CURSOR),
+        Some("beforeMCPExecution" | "beforeReadFile") => Ok(Action::Other),
+        _ => Err("the event is not a Cursor event mesh-guard reads".into()),
     }
 }
 
