@@ -185,27 +185,11 @@ impl<'s> Walker<'s> {
                 self.seq(&c.body);
             }
             CompoundCommand::Select(c) => {
-                let values: Vec<String> = c
-                    .words
-                    .iter()
-                    .flat_map(|w| self.fields(w).into_iter().flatten())
-                    .collect();
-                self.vars
-                    .entry(c.variable.as_str().to_string())
-                    .or_default()
-                    .extend(values);
+                self.loop_variable(c.variable.as_str(), &c.words);
                 self.seq(&c.body);
             }
             CompoundCommand::Foreach(c) => {
-                let values: Vec<String> = c
-                    .words
-                    .iter()
-                    .flat_map(|w| self.fields(w).into_iter().flatten())
-                    .collect();
-                self.vars
-                    .entry(c.variable.as_str().to_string())
-                    .or_default()
-                    .extend(values);
+                self.loop_variable(c.variable.as_str(), &c.words);
                 self.seq(&c.body);
             }
             CompoundCommand::Repeat(c) => {
@@ -241,6 +225,18 @@ impl<'s> Walker<'s> {
                 self.seq(&c.always_body);
             }
         }
+    }
+
+    /// A loop variable takes each word of its list, in turn.
+    fn loop_variable(&mut self, name: &str, words: &[shuck_ast::Word]) {
+        let values: Vec<String> = words
+            .iter()
+            .flat_map(|w| self.fields(w).into_iter().flatten())
+            .collect();
+        self.vars
+            .entry(name.to_string())
+            .or_default()
+            .extend(values);
     }
 
     /// `[[ … ]]` runs no program, but its words may hold command substitutions.
