@@ -131,7 +131,7 @@ fn run_codex(cli: &Path, install: Install, guard_on_path: bool, bypass_trust: bo
             // The working directory is a scratch directory, not a git repository.
             "--skip-git-repo-check",
             // No approval prompts and no sandbox: only the hook stands between the model and
-            // the shell (and the sandbox would stop the sentinel `touch` on its own).
+            // the shell (a sandbox could stop or allow the sentinel `touch` for its own reasons).
             "--dangerously-bypass-approvals-and-sandbox",
             "check the uptime of atlas",
         ])
