@@ -1,6 +1,6 @@
 //! End-to-end tests: the mesh-guard plugin inside the real Claude Code CLI.
 //!
-//! Each case starts a scripted fake Anthropic API (`tests/e2e/fake_api.rs`),
+//! Each case starts a scripted fake Anthropic API (`tests/e2e/claude_api.rs`),
 //! runs `claude -p` against it with the plugin loaded and a fresh HOME, lets
 //! the "model" propose one Bash command, and then looks at what really
 //! happened: whether the command ran (a sentinel file it writes) and what the
@@ -10,23 +10,21 @@
 //! there) or from `MESH_GUARD_CLAUDE`. Without it these tests cannot run; they
 //! say so loudly, and fail when `MESH_GUARD_E2E_REQUIRED=1` (as in `.ci/e2e`).
 
-#[path = "e2e/fake_api.rs"]
-mod fake_api;
+#[path = "e2e/claude_api.rs"]
+mod claude_api;
+mod common_e2e;
 
-use fake_api::{FakeApi, TOOL_USE_ID, ToolCall};
+use claude_api::{TOOL_USE_ID, ToolCall};
+use common_e2e::{FakeApi, Output, run};
 use serde_json::{Value, json};
 use std::fs;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
-
-/// A Claude Code run that takes longer than this is stuck (a hook waiting on
-/// stdin, the CLI retrying a request): kill it and fail with what we have.
-const RUN_TIMEOUT: Duration = Duration::from_secs(180);
 
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -215,8 +213,8 @@ struct Outcome {
 }
 
 impl Outcome {
-    fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    fn stdout(&self) -> &str {
+        &self.output.stdout
     }
 
     /// The stream-json events the CLI printed.
@@ -249,16 +247,16 @@ impl Outcome {
              --- stdout\n{}\n--- stderr\n{}",
             self.output.status,
             self.elapsed,
-            self.api.request_log(),
-            self.api.tool_results(),
+            self.api.log(),
+            claude_api::tool_results(&self.api),
             self.stdout(),
-            String::from_utf8_lossy(&self.output.stderr),
+            self.output.stderr,
         )
     }
 
     /// The tool result the model received for the scripted call.
     fn tool_result(&self) -> String {
-        let results = self.api.tool_results();
+        let results = claude_api::tool_results(&self.api);
         assert!(
             !results.is_empty(),
             "the model never received a tool_result\n{}",
@@ -310,7 +308,7 @@ impl<'a> Run<'a> {
     }
 
     fn go(self) -> Outcome {
-        let api = FakeApi::start(self.call.clone());
+        let api = claude_api::start(self.call.clone());
         let mut cmd = Command::new(self.cli);
         cmd.arg("-p")
             .arg("Run the command you were scripted to run.")
@@ -329,7 +327,9 @@ impl<'a> Run<'a> {
         }
         cmd.current_dir(self.sandbox.work());
         let start = Instant::now();
-        let output = run_with_timeout(cmd);
+        // common_e2e::run kills a run stuck past its timeout (a hook waiting
+        // on stdin, the CLI retrying a request); the case then fails.
+        let output = run(cmd);
         let outcome = Outcome {
             output,
             api,
@@ -407,69 +407,25 @@ fn install_from_marketplace(sandbox: &Sandbox, cli: &Path) -> String {
     // Left at the default API host, CLI 2.1.332's plugin commands resolve it
     // (DNS retried with backoff, ~18 s each when offline). Pointed at loopback
     // they make no request at all and finish at once.
-    let api = FakeApi::start(ToolCall::bash("true"));
+    let api = claude_api::start(ToolCall::bash("true"));
     for args in steps {
         let mut cmd = Command::new(cli);
         cmd.args(&args).current_dir(sandbox.work());
         base_env(&mut cmd, sandbox);
         cmd.env("ANTHROPIC_BASE_URL", api.base_url());
-        let output = run_with_timeout(cmd);
+        let output = run(cmd);
         assert!(
             output.status.success(),
             "claude {} failed\n--- stdout\n{}\n--- stderr\n{}",
             args.join(" "),
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr),
+            output.stdout,
+            output.stderr,
         );
     }
     if std::env::var_os("MESH_GUARD_E2E_VERBOSE").is_some() {
-        println!("--- requests while installing\n{}", api.request_log());
+        println!("--- requests while installing\n{}", api.log());
     }
     plugin
-}
-
-/// Runs a command to completion with stdin closed, or kills it at the
-/// timeout (and says so in stderr, so the failure explains itself).
-fn run_with_timeout(mut cmd: Command) -> Output {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("start the Claude Code CLI");
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out_reader = thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stdout.read_to_end(&mut buf);
-        buf
-    });
-    let err_reader = thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stderr.read_to_end(&mut buf);
-        buf
-    });
-    let deadline = Instant::now() + RUN_TIMEOUT;
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("poll the Claude Code CLI") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            timed_out = true;
-            let _ = child.kill();
-            break child.wait().expect("reap the Claude Code CLI");
-        }
-        thread::sleep(Duration::from_millis(50));
-    };
-    let stdout = out_reader.join().unwrap();
-    let mut stderr = err_reader.join().unwrap();
-    if timed_out {
-        stderr.extend_from_slice(format!("\n[killed after {RUN_TIMEOUT:?}]\n").as_bytes());
-    }
-    Output {
-        status,
-        stdout,
-        stderr,
-    }
 }
 
 // ---------------------------------------------------------------- the cases
