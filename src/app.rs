@@ -61,6 +61,23 @@ pub fn decide(
     source: &str,
     cwd: Option<PathBuf>,
 ) -> Outcome {
+    let outcome = decide_once(paths, rules, catalog, source, cwd.clone());
+    // A cache that failed under the decision may have answered "not of the mesh": decide
+    // again from the catalog itself (or refuse, if it cannot be read).
+    if catalog.recover() {
+        decide_once(paths, rules, catalog, source, cwd)
+    } else {
+        outcome
+    }
+}
+
+fn decide_once(
+    paths: &Paths,
+    rules: &Rules,
+    catalog: &LazyCatalog,
+    source: &str,
+    cwd: Option<PathBuf>,
+) -> Outcome {
     let protected = paths.protected(cwd);
     let guard = Guard {
         rules,
@@ -163,7 +180,7 @@ fn hook_main(paths: &Paths, choice: AgentChoice) -> i32 {
             );
         }
     };
-    let catalog = LazyCatalog::new(paths.catalog.clone());
+    let catalog = paths.lazy_catalog();
     let cwd = Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute());
     let command = match &event.action {
         Action::Shell { command } => command.clone(),
@@ -248,7 +265,7 @@ fn check(paths: &Paths, source: &str, json: bool) -> i32 {
             return 2;
         }
     };
-    let catalog = LazyCatalog::new(paths.catalog.clone());
+    let catalog = paths.lazy_catalog();
     let cwd = std::env::current_dir().ok();
     let outcome = decide(paths, &rules, &catalog, source, cwd);
     if let Decision::Refuse(r) = &outcome.decision

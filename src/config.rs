@@ -29,10 +29,32 @@ impl Paths {
         Paths { catalog, db, rules }
     }
 
+    /// The directory of the compiled catalog caches: beside the record, whose directory
+    /// is the guard's own.
+    pub fn cache_dir(&self) -> PathBuf {
+        let dir = self
+            .db
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        dir.join("catalog-cache")
+    }
+
+    /// The catalog, read when first needed, through its compiled cache.
+    pub fn lazy_catalog(&self) -> crate::catalog::LazyCatalog {
+        let cache = crate::catalog::cache_file_for(&self.cache_dir(), &self.catalog);
+        crate::catalog::LazyCatalog::with_cache(self.catalog.clone(), cache)
+    }
+
     /// The files an agent may not change: the catalog, the rules, the record and the
     /// plugin that runs the guard.
     pub fn protected(&self, cwd: Option<PathBuf>) -> Protected {
-        let mut paths = vec![absolute(&self.catalog), absolute(&self.db)];
+        // The cache decides like the catalog does, so it is as much the operator's.
+        let mut paths = vec![
+            absolute(&self.catalog),
+            absolute(&self.db),
+            absolute(&self.cache_dir()),
+        ];
         paths.extend(self.rules.as_ref().map(|r| absolute(r)));
         if let Some(plugin) = std::env::var_os("CLAUDE_PLUGIN_ROOT").filter(|p| !p.is_empty()) {
             paths.push(absolute(&PathBuf::from(plugin)));

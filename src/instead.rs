@@ -29,11 +29,14 @@ struct Score {
 /// The best tools (up to `limit`) for a command's words, best first.
 pub fn rank(catalog: &Catalog, words: &[String], known: &Known, limit: usize) -> Vec<Suggestion> {
     let mut best: Vec<(Score, Suggestion)> = Vec::new();
-    for (order, tool) in catalog.tools().iter().enumerate() {
+    // Only the tools the command's words could match, not the whole catalog's.
+    let keys = words.iter().flat_map(|w| [w.as_str(), base_name(w)]);
+    for (order, tool) in catalog.tools_named_by(keys) {
         let mut top: Option<(Score, Suggestion)> = None;
         for entry in &tool.replaces {
             for candidate in command_forms(words) {
-                if let Some((score, bindings)) = match_entry(catalog, entry, candidate, tool, order)
+                if let Some((score, bindings)) =
+                    match_entry(catalog, entry, candidate, &tool, order)
                     && top.as_ref().is_none_or(|(s, _)| score > *s)
                 {
                     let usage = fill(&tool.usage, &bindings, known);

@@ -1,40 +1,67 @@
 //! The validated, indexed catalog: every lookup the decision needs is a hash probe or a
-//! short scan of the mesh's domains and networks.
+//! short scan of the mesh's domains and networks, either in memory (just parsed) or in
+//! the compiled cache file (see `cache.rs`), which is probed without being read whole.
 
+use super::cache::{Table, View};
 use super::{CatalogError, CatalogFile, Cidr, Source};
-use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::collections::{BTreeSet, HashMap};
 use std::net::IpAddr;
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// The catalog the decision reads: the index as just built from the TOML, or a view of
+/// the compiled cache of that index.
+#[derive(Debug, Clone, Default)]
 pub struct Catalog {
-    machines: Vec<String>,
-    machine_by_name: HashMap<String, usize>,
-    domains: Vec<String>,
-    networks: Vec<Cidr>,
-    forge: Option<ForgeAccount>,
-    modules: Vec<ModuleEntry>,
-    module_by_name: HashMap<String, usize>,
-    module_by_container: HashMap<String, usize>,
-    module_by_unit: HashMap<String, usize>,
-    tools: Vec<ToolEntry>,
+    repr: Repr,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct ForgeAccount {
-    machine: usize,
-    git_user: String,
+#[derive(Debug, Clone)]
+enum Repr {
+    Memory(Index),
+    Cached(std::sync::Arc<View>),
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+impl Default for Repr {
+    fn default() -> Self {
+        Repr::Memory(Index::default())
+    }
+}
+
+/// The index as built from the parsed files.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Index {
+    pub(super) machines: Vec<String>,
+    pub(super) machine_by_name: HashMap<String, usize>,
+    pub(super) ranges: Ranges,
+    pub(super) modules: Vec<ModuleEntry>,
+    pub(super) module_by_name: HashMap<String, usize>,
+    pub(super) module_by_container: HashMap<String, usize>,
+    pub(super) module_by_unit: HashMap<String, usize>,
+    pub(super) tools: Vec<ToolEntry>,
+    /// For each tool, found by one literal word of each of its `replaces` entries (the
+    /// rarest in the catalog): a command can only match an entry whose every literal word
+    /// it contains, so the tools found by a command's words include every tool that can
+    /// match it, and a refusal ranks a handful of tools instead of all of them.
+    pub(super) tool_words: HashMap<String, Vec<u32>>,
+}
+
+/// What both forms keep in memory: small, needed for most host lookups.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Ranges {
+    pub(super) domains: Vec<String>,
+    pub(super) networks: Vec<Cidr>,
+    /// The forge's machine name and git account.
+    pub(super) forge: Option<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModuleEntry {
     pub name: String,
     pub machines: Vec<String>,
 }
 
 /// A seat verb (`module == None`) or a module's own tool.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolEntry {
     pub name: String,
     pub usage: String,
@@ -101,30 +128,82 @@ impl MeshObject {
     }
 }
 
-fn normalize_host(host: &str) -> String {
+pub(super) fn normalize_host(host: &str) -> String {
     let host = host.trim_start_matches('[').trim_end_matches(']');
     host.trim_end_matches('.').to_ascii_lowercase()
 }
 
-fn unit_key(unit: &str) -> &str {
+pub(super) fn unit_key(unit: &str) -> &str {
     unit.strip_suffix(".service").unwrap_or(unit)
 }
 
 impl Catalog {
+    pub(super) fn cached(view: View) -> Catalog {
+        Catalog {
+            repr: Repr::Cached(std::sync::Arc::new(view)),
+        }
+    }
+
+    pub(super) fn memory(&self) -> Option<&Index> {
+        match &self.repr {
+            Repr::Memory(index) => Some(index),
+            Repr::Cached(_) => None,
+        }
+    }
+
+    /// Whether a lookup in the cache file failed (unreadable, or a checksum that does not
+    /// match): the answers given may be wrong, so the decision must be made again from
+    /// the catalog itself.
+    pub fn is_broken(&self) -> bool {
+        matches!(&self.repr, Repr::Cached(view) if view.is_broken())
+    }
+
+    fn ranges(&self) -> &Ranges {
+        match &self.repr {
+            Repr::Memory(index) => &index.ranges,
+            Repr::Cached(view) => view.ranges(),
+        }
+    }
+
+    fn machine_named(&self, key: &str) -> Option<String> {
+        match &self.repr {
+            Repr::Memory(index) => index
+                .machine_by_name
+                .get(key)
+                .map(|&i| index.machines[i].clone()),
+            Repr::Cached(view) => view.string(Table::Machines, key),
+        }
+    }
+
+    fn module_of(&self, table: Table, key: &str) -> Option<String> {
+        match &self.repr {
+            Repr::Memory(index) => {
+                let map = if table == Table::Containers {
+                    &index.module_by_container
+                } else {
+                    &index.module_by_unit
+                };
+                map.get(key).map(|&m| index.modules[m].name.clone())
+            }
+            Repr::Cached(view) => view.string(table, key),
+        }
+    }
+
     /// The machine a bare host (no user, port or path) names, if it is of the mesh.
     pub fn host(&self, host: &str) -> Option<HostMatch> {
         let key = normalize_host(host);
         if key.is_empty() {
             return None;
         }
-        if let Some(&i) = self.machine_by_name.get(&key) {
+        if let Some(machine) = self.machine_named(&key) {
             return Some(HostMatch {
-                machine: self.machines[i].clone(),
+                machine,
                 by: HostBy::Name,
             });
         }
+        let ranges = self.ranges();
         if let Ok(addr) = key.parse::<IpAddr>() {
-            if self.networks.iter().any(|n| n.contains(addr)) {
+            if ranges.networks.iter().any(|n| n.contains(addr)) {
                 return Some(HostMatch {
                     machine: key,
                     by: HostBy::Network,
@@ -132,7 +211,7 @@ impl Catalog {
             }
             return None;
         }
-        if self.domains.iter().any(|d| {
+        if ranges.domains.iter().any(|d| {
             key.len() > d.len()
                 && key.ends_with(d.as_str())
                 && key.as_bytes()[key.len() - d.len() - 1] == b'.'
@@ -146,23 +225,23 @@ impl Catalog {
     }
 
     pub fn container(&self, name: &str) -> Option<MeshObject> {
-        let &m = self.module_by_container.get(name)?;
+        let module = self.module_of(Table::Containers, name)?;
         Some(MeshObject::Container {
             name: name.to_string(),
-            module: self.modules[m].name.clone(),
+            module,
         })
     }
 
     pub fn unit(&self, name: &str) -> Option<MeshObject> {
-        let &m = self.module_by_unit.get(unit_key(name))?;
+        let module = self.module_of(Table::Units, unit_key(name))?;
         Some(MeshObject::Unit {
             name: name.to_string(),
-            module: self.modules[m].name.clone(),
+            module,
         })
     }
 
     pub fn module(&self, name: &str) -> Option<MeshObject> {
-        self.module_by_name.get(name).map(|_| MeshObject::Module {
+        self.module_entry(name).map(|_| MeshObject::Module {
             name: name.to_string(),
         })
     }
@@ -177,29 +256,110 @@ impl Catalog {
 
     /// Whether `user@machine` is the forge's git account.
     pub fn is_forge_account(&self, user: Option<&str>, machine: &str) -> bool {
-        let Some(forge) = &self.forge else {
+        let Some((forge, git_user)) = &self.ranges().forge else {
             return false;
         };
-        user == Some(forge.git_user.as_str()) && self.machines[forge.machine] == machine
+        user == Some(git_user.as_str()) && forge == machine
     }
 
     pub fn forge_account(&self) -> Option<(String, String)> {
-        self.forge
+        self.ranges()
+            .forge
             .as_ref()
-            .map(|f| (f.git_user.clone(), self.machines[f.machine].clone()))
+            .map(|(machine, user)| (user.clone(), machine.clone()))
     }
 
-    pub fn module_entry(&self, name: &str) -> Option<&ModuleEntry> {
-        self.module_by_name.get(name).map(|&i| &self.modules[i])
+    pub fn module_entry(&self, name: &str) -> Option<ModuleEntry> {
+        match &self.repr {
+            Repr::Memory(index) => index
+                .module_by_name
+                .get(name)
+                .map(|&i| index.modules[i].clone()),
+            Repr::Cached(view) => view.module(name),
+        }
     }
 
     /// Tools in catalog order: each module's own tools, then the seat verbs, as written.
+    /// From the cache this reads every tool: the decision uses `tools_named_by`.
     pub fn tools(&self) -> &[ToolEntry] {
-        &self.tools
+        match &self.repr {
+            Repr::Memory(index) => &index.tools,
+            Repr::Cached(view) => view.tools(),
+        }
+    }
+
+    /// The tools (with their catalog order) that have a `replaces` entry whose words could
+    /// all be among `words`: a superset of the tools whose entries match a command whose
+    /// words (and their base names) are `words`, in catalog order.
+    pub fn tools_named_by<'w>(
+        &self,
+        words: impl IntoIterator<Item = &'w str>,
+    ) -> Vec<(usize, ToolEntry)> {
+        let mut ids = BTreeSet::new();
+        let mut seen = BTreeSet::new();
+        for word in words {
+            if !seen.insert(word) {
+                continue;
+            }
+            match &self.repr {
+                Repr::Memory(index) => {
+                    ids.extend(index.tool_words.get(word).into_iter().flatten().copied())
+                }
+                Repr::Cached(view) => ids.extend(view.tool_ids(word)),
+            }
+        }
+        ids.into_iter()
+            .filter_map(|id| {
+                let tool = match &self.repr {
+                    Repr::Memory(index) => index.tools.get(id as usize).cloned(),
+                    Repr::Cached(view) => view.tool(id),
+                };
+                tool.map(|t| (id as usize, t))
+            })
+            .collect()
     }
 
     pub fn machine_count(&self) -> usize {
-        self.machines.len()
+        match &self.repr {
+            Repr::Memory(index) => index.machines.len(),
+            Repr::Cached(view) => view.machine_count(),
+        }
+    }
+}
+
+impl Index {
+    /// Each `replaces` entry filed under its rarest literal word (see `tool_words`).
+    fn index_tool_words(&mut self) {
+        let literals = |entry: &str| -> Vec<String> {
+            let mut words = entry.split_whitespace();
+            let program = words.next().map(|p| crate::argv::base_name(p).to_string());
+            program
+                .into_iter()
+                .chain(
+                    words
+                        .filter(|w| !(w.starts_with('<') && w.ends_with('>')))
+                        .map(String::from),
+                )
+                .collect()
+        };
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        for tool in &self.tools {
+            for entry in &tool.replaces {
+                for word in literals(entry).into_iter().collect::<BTreeSet<_>>() {
+                    *counts.entry(word).or_default() += 1;
+                }
+            }
+        }
+        for (id, tool) in self.tools.iter().enumerate() {
+            for entry in &tool.replaces {
+                if let Some(word) = literals(entry).into_iter().min_by_key(|w| counts[w]) {
+                    let ids = self.tool_words.entry(word).or_default();
+                    if ids.last() != Some(&(id as u32)) {
+                        ids.push(id as u32);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -209,7 +369,7 @@ pub(super) fn build(
     files: Vec<CatalogFile>,
 ) -> Result<Catalog, Vec<CatalogError>> {
     let mut b = Builder {
-        catalog: Catalog::default(),
+        catalog: Index::default(),
         errors: Vec::new(),
         seen_names: HashMap::new(),
         module_machines: Vec::new(),
@@ -252,12 +412,12 @@ pub(super) fn build(
                         format!("`{}` is not a domain name", d.get_ref()),
                     ));
                 } else {
-                    b.catalog.domains.push(domain);
+                    b.catalog.ranges.domains.push(domain);
                 }
             }
             for n in &mesh.get_ref().networks {
                 match n.get_ref().parse::<Cidr>() {
-                    Ok(cidr) => b.catalog.networks.push(cidr),
+                    Ok(cidr) => b.catalog.ranges.networks.push(cidr),
                     Err(e) => b.errors.push(source.error(Some(n.span().start), e)),
                 }
             }
@@ -290,10 +450,7 @@ pub(super) fn build(
             .get(&normalize_host(f.machine.get_ref()))
         {
             Some(&machine) => {
-                b.catalog.forge = Some(ForgeAccount {
-                    machine,
-                    git_user: f.git_user,
-                })
+                b.catalog.ranges.forge = Some((b.catalog.machines[machine].clone(), f.git_user))
             }
             None => b.errors.push(source.error(
                 Some(f.machine.span().start),
@@ -310,15 +467,17 @@ pub(super) fn build(
             b.errors.push(error);
         }
     }
-    if b.errors.is_empty() {
-        Ok(b.catalog)
-    } else {
-        Err(b.errors)
+    if !b.errors.is_empty() {
+        return Err(b.errors);
     }
+    b.catalog.index_tool_words();
+    Ok(Catalog {
+        repr: Repr::Memory(b.catalog),
+    })
 }
 
 struct Builder {
-    catalog: Catalog,
+    catalog: Index,
     errors: Vec<CatalogError>,
     /// Tool names, to reject duplicates across verbs and module tools.
     seen_names: HashMap<String, ()>,

@@ -1,9 +1,11 @@
 //! The mesh catalog: its TOML format (version 1), loading a file or a directory of files,
 //! and validation whose errors name the file and line.
 
+mod cache;
 mod index;
 mod net;
 
+pub use cache::file_for as cache_file_for;
 pub use index::{Catalog, HostBy, HostMatch, MeshObject, ModuleEntry, ToolEntry};
 pub use net::Cidr;
 
@@ -104,12 +106,21 @@ pub(crate) struct Source {
 
 impl Source {
     fn new(path: PathBuf, text: String) -> Source {
-        Source { path, text, breaks: std::cell::OnceCell::new() }
+        Source {
+            path,
+            text,
+            breaks: std::cell::OnceCell::new(),
+        }
     }
 
     fn line_of(&self, offset: usize) -> usize {
         let breaks = self.breaks.get_or_init(|| {
-            self.text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i).collect()
+            self.text
+                .bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i)
+                .collect()
         });
         // Line breaks before the offset, plus one.
         breaks.partition_point(|&b| b < offset.min(self.text.len())) + 1
@@ -128,9 +139,13 @@ impl Source {
 /// (recursively, in sorted path order so catalog order is stable).
 pub fn load(path: &Path) -> Result<Catalog, Vec<CatalogError>> {
     let sources = read_sources(path).map_err(|e| vec![e])?;
+    parse(&sources)
+}
+
+fn parse(sources: &[Source]) -> Result<Catalog, Vec<CatalogError>> {
     let mut parsed = Vec::with_capacity(sources.len());
     let mut errors = Vec::new();
-    for source in &sources {
+    for source in sources {
         match toml::from_str::<CatalogFile>(&source.text) {
             Ok(file) => parsed.push(file),
             Err(e) => errors.push(source.error(e.span().map(|s| s.start), e.message().trim())),
@@ -139,7 +154,7 @@ pub fn load(path: &Path) -> Result<Catalog, Vec<CatalogError>> {
     if !errors.is_empty() {
         return Err(errors);
     }
-    index::build(&sources, parsed)
+    index::build(sources, parsed)
 }
 
 /// The bytes the catalog is made of, for keying a cache of the compiled index.
@@ -151,6 +166,22 @@ pub fn read_sources_bytes(path: &Path) -> Result<Vec<(PathBuf, String)>, Catalog
 }
 
 fn read_sources(path: &Path) -> Result<Vec<Source>, CatalogError> {
+    let unreadable = |p: &Path, e: std::io::Error| CatalogError {
+        file: p.to_path_buf(),
+        line: None,
+        message: format!("cannot read the catalog: {e}"),
+    };
+    files(path)?
+        .into_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(&file).map_err(|e| unreadable(&file, e))?;
+            Ok(Source::new(file, text))
+        })
+        .collect()
+}
+
+/// The catalog's files: `path` itself, or every `*.toml` under it, sorted.
+fn files(path: &Path) -> Result<Vec<PathBuf>, CatalogError> {
     let unreadable = |p: &Path, e: std::io::Error| CatalogError {
         file: p.to_path_buf(),
         line: None,
@@ -171,13 +202,7 @@ fn read_sources(path: &Path) -> Result<Vec<Source>, CatalogError> {
     } else {
         files.push(path.to_path_buf());
     }
-    files
-        .into_iter()
-        .map(|file| {
-            let text = std::fs::read_to_string(&file).map_err(|e| unreadable(&file, e))?;
-            Ok(Source::new(file, text))
-        })
-        .collect()
+    Ok(files)
 }
 
 fn collect_toml(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -194,38 +219,95 @@ fn collect_toml(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 }
 
 /// The catalog, read only when a decision needs it: a command with no guarded program
-/// never touches the file.
+/// never touches the file. With a cache file, a current compiled index is used instead of
+/// parsing the catalog, and is rewritten whenever the catalog had to be parsed.
 pub struct LazyCatalog {
     path: PathBuf,
+    cache: Option<PathBuf>,
     cell: std::cell::OnceCell<Result<Catalog, Vec<CatalogError>>>,
+    /// The catalog parsed afresh after the cache failed under a decision.
+    fallback: std::cell::OnceCell<Result<Catalog, Vec<CatalogError>>>,
 }
 
 impl LazyCatalog {
     pub fn new(path: PathBuf) -> Self {
         LazyCatalog {
             path,
+            cache: None,
             cell: std::cell::OnceCell::new(),
+            fallback: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Like `new`, with the compiled index kept in the file `cache`.
+    pub fn with_cache(path: PathBuf, cache: PathBuf) -> Self {
+        LazyCatalog {
+            cache: Some(cache),
+            ..LazyCatalog::new(path)
         }
     }
 
     /// An already loaded catalog (tests, benchmarks).
     pub fn ready(catalog: Catalog) -> Self {
-        let cell = std::cell::OnceCell::new();
-        let _ = cell.set(Ok(catalog));
-        LazyCatalog {
-            path: PathBuf::new(),
-            cell,
-        }
+        let lazy = LazyCatalog::new(PathBuf::new());
+        let _ = lazy.cell.set(Ok(catalog));
+        lazy
     }
 
     pub fn get(&self) -> Result<&Catalog, &[CatalogError]> {
-        self.cell
-            .get_or_init(|| load(&self.path))
-            .as_ref()
-            .map_err(Vec::as_slice)
+        let loaded = match self.fallback.get() {
+            Some(fresh) => fresh,
+            None => self.cell.get_or_init(|| self.open()),
+        };
+        loaded.as_ref().map_err(Vec::as_slice)
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    fn open(&self) -> Result<Catalog, Vec<CatalogError>> {
+        if let Some(cache) = &self.cache {
+            if let Ok(view) = cache::open(cache, &self.path) {
+                return Ok(Catalog::cached(view));
+            }
+        }
+        self.load()
+    }
+
+    /// Parses the catalog and, with a cache file, rewrites it (best effort: a cache that
+    /// cannot be written only costs the next call a parse).
+    fn load(&self) -> Result<Catalog, Vec<CatalogError>> {
+        // Stamped before reading, so that a change made meanwhile is seen as one.
+        let stamps = self
+            .cache
+            .as_ref()
+            .and_then(|_| cache::stamps(&self.path).ok());
+        let sources = read_sources(&self.path).map_err(|e| vec![e])?;
+        let catalog = parse(&sources)?;
+        if let (Some(cache), Some(stamps), Some(index)) = (&self.cache, stamps, catalog.memory()) {
+            let _ = cache::write(
+                cache,
+                &self.path,
+                &stamps,
+                cache::content_hash(&sources),
+                index,
+            );
+        }
+        Ok(catalog)
+    }
+
+    /// After a decision: if the cache failed under it (a short read, a checksum that did
+    /// not match), parses the catalog itself and says so; the decision must be made again.
+    pub fn recover(&self) -> bool {
+        if self.fallback.get().is_some() || !matches!(self.cell.get(), Some(Ok(c)) if c.is_broken())
+        {
+            return false;
+        }
+        let _ = self.fallback.set(self.load());
+        true
+    }
 }
+
+#[cfg(test)]
+mod cache_tests;

@@ -3,7 +3,7 @@
 use std::net::IpAddr;
 use std::str::FromStr;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cidr {
     network: IpAddr,
     prefix: u8,
@@ -34,6 +34,13 @@ fn masked(bits: u128, prefix: u8, width: u8) -> u128 {
     }
     let keep = u128::MAX << (128 - u32::from(prefix));
     (bits << (128 - u32::from(width))) & keep
+}
+
+/// `10.20.0.0/16`: what `from_str` reads back (the catalog cache stores networks so).
+impl std::fmt::Display for Cidr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.network, self.prefix)
+    }
 }
 
 impl FromStr for Cidr {
