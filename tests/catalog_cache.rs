@@ -8,11 +8,24 @@ use std::process::{Command, Stdio};
 fn catalog(machines: usize, renamed: bool) -> String {
     let mut out = String::from("version = 1\n[mesh]\ndomains = [\"mesh.lan\"]\n");
     for i in 0..machines {
-        let name = if renamed { format!("n{i:05}") } else { format!("m{i:05}") };
-        out.push_str(&format!("[[machine]]\nname = \"{name}\"\naliases = [\"{name}.dc.example\"]\n"));
+        let name = if renamed {
+            format!("n{i:05}")
+        } else {
+            format!("m{i:05}")
+        };
+        out.push_str(&format!(
+            "[[machine]]\nname = \"{name}\"\naliases = [\"{name}.dc.example\"]\n"
+        ));
     }
     for j in 0..machines / 10 {
-        out.push_str(&format!("[[module]]\nname = \"mod{j}\"\nmachines = [\"{}\"]\ncontainers = [\"mod{j}-app\"]\n", if renamed { format!("n{:05}", j * 10) } else { format!("m{:05}", j * 10) }));
+        out.push_str(&format!(
+            "[[module]]\nname = \"mod{j}\"\nmachines = [\"{}\"]\ncontainers = [\"mod{j}-app\"]\n",
+            if renamed {
+                format!("n{:05}", j * 10)
+            } else {
+                format!("m{:05}", j * 10)
+            }
+        ));
     }
     out.push_str("[[verb]]\nname = \"exec\"\nusage = \"mesh exec <machine>\"\nreplaces = [\"ssh <machine>\"]\n");
     out
@@ -33,23 +46,49 @@ fn hooks_at_once(dir: &Path, count: usize, command: &str) -> Vec<i32> {
                 .stderr(Stdio::null())
                 .spawn()
                 .unwrap();
-            child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(event.to_string().as_bytes())
+                .unwrap();
             child
         })
         .collect();
-    children.into_iter().map(|c| c.wait_with_output().unwrap().status.code().unwrap_or(-1)).collect()
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap().status.code().unwrap_or(-1))
+        .collect()
 }
 
 #[test]
 fn hooks_rebuilding_the_cache_at_once_all_answer_correctly() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("catalog.toml"), catalog(3000, false)).unwrap();
-    assert_eq!(hooks_at_once(dir.path(), 4, "ssh m01234 uptime"), [2; 4], "all refuse while rebuilding");
-    assert_eq!(hooks_at_once(dir.path(), 4, "ssh n01234 uptime"), [0; 4], "all pass");
+    assert_eq!(
+        hooks_at_once(dir.path(), 4, "ssh m01234 uptime"),
+        [2; 4],
+        "all refuse while rebuilding"
+    );
+    assert_eq!(
+        hooks_at_once(dir.path(), 4, "ssh n01234 uptime"),
+        [0; 4],
+        "all pass"
+    );
     // The catalog changes: every hook sees it, whichever rebuilds.
     std::fs::write(dir.path().join("catalog.toml"), catalog(3000, true)).unwrap();
-    assert_eq!(hooks_at_once(dir.path(), 4, "ssh n01234 uptime && docker logs mod7-app"), [2; 4]);
+    assert_eq!(
+        hooks_at_once(dir.path(), 4, "ssh n01234 uptime && docker logs mod7-app"),
+        [2; 4]
+    );
     assert_eq!(hooks_at_once(dir.path(), 4, "ssh m01234 uptime"), [0; 4]);
-    let caches: Vec<_> = std::fs::read_dir(dir.path().join("data/catalog-cache")).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(caches.len(), 1, "one cache, no temporary file left: {caches:?}");
+    let caches: Vec<_> = std::fs::read_dir(dir.path().join("data/catalog-cache"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        caches.len(),
+        1,
+        "one cache, no temporary file left: {caches:?}"
+    );
 }
