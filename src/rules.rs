@@ -9,16 +9,24 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
-const BUILT_IN: &[(&str, &str)] = &[
-    ("ssh.toml", include_str!("../rules/ssh.toml")),
-    ("docker.toml", include_str!("../rules/docker.toml")),
-    ("systemd.toml", include_str!("../rules/systemd.toml")),
-    ("wrappers.toml", include_str!("../rules/wrappers.toml")),
-    ("shells.toml", include_str!("../rules/shells.toml")),
-    (
-        "interpreters.toml",
-        include_str!("../rules/interpreters.toml"),
-    ),
+macro_rules! built_in {
+    ($name:literal) => {
+        (
+            concat!($name, ".toml"),
+            include_str!(concat!("../rules/", $name, ".toml")),
+            include_str!(concat!(env!("OUT_DIR"), "/", $name, ".json")),
+        )
+    };
+}
+
+/// Each built-in rules file, as written and as converted to JSON by `build.rs`.
+const BUILT_IN: &[(&str, &str, &str)] = &[
+    built_in!("ssh"),
+    built_in!("docker"),
+    built_in!("systemd"),
+    built_in!("wrappers"),
+    built_in!("shells"),
+    built_in!("interpreters"),
 ];
 
 /// What a target word is, which decides how it is matched against the catalog.
@@ -223,8 +231,13 @@ impl Rules {
     /// The built-in rules, then every `*.toml` in `extra` (sorted by name) over them.
     pub fn load(extra: Option<&Path>) -> Result<Rules, RulesError> {
         let mut rules = Rules::default();
-        for (name, text) in BUILT_IN {
-            rules.add(name, text)?;
+        for (name, text, json) in BUILT_IN {
+            // The JSON form is the same data, read faster (parsed on every hook call);
+            // the TOML is the fallback that names the line of a mistake.
+            match serde_json::from_str::<RulesFile>(json) {
+                Ok(file) => rules.merge(file),
+                Err(_) => rules.add(name, text)?,
+            }
         }
         if let Some(dir) = extra {
             let unreadable = |e: std::io::Error| {
@@ -253,6 +266,11 @@ impl Rules {
                 .unwrap_or(0);
             RulesError(format!("{name}:{line}: {}", e.message().trim()))
         })?;
+        self.merge(file);
+        Ok(())
+    }
+
+    fn merge(&mut self, file: RulesFile) {
         for p in file.program {
             for n in &p.names {
                 self.programs.insert(n.clone(), p.clone());
@@ -276,7 +294,6 @@ impl Rules {
                 self.interpreters.insert(n.clone(), i.clone());
             }
         }
-        Ok(())
     }
 
     pub fn program(&self, name: &str) -> Option<&Program> {
@@ -318,6 +335,28 @@ impl Rules {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn built_in_rules_are_read_from_json_as_from_toml() {
+        for (name, text, json) in BUILT_IN {
+            let fast: RulesFile =
+                serde_json::from_str(json).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let slow: RulesFile = toml::from_str(text).unwrap();
+            let names = |f: &RulesFile| {
+                let mut all: Vec<String> = f.program.iter().flat_map(|p| p.names.clone()).collect();
+                all.extend(f.wrapper.iter().flat_map(|w| w.names.clone()));
+                all.extend(f.shell.iter().flat_map(|s| s.names.clone()));
+                all.extend(f.interpreter.iter().flat_map(|i| i.names.clone()));
+                all
+            };
+            assert_eq!(names(&fast), names(&slow), "{name}");
+            for (a, b) in fast.program.iter().zip(&slow.program) {
+                assert_eq!(a.options, b.options, "{name}");
+                assert_eq!(a.subcommand.len(), b.subcommand.len(), "{name}");
+                assert_eq!(a.syntax.short_value, b.syntax.short_value, "{name}");
+            }
+        }
+    }
 
     #[test]
     fn built_in_rules_load() {
