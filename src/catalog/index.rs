@@ -17,13 +17,13 @@ pub struct Catalog {
 
 #[derive(Debug, Clone)]
 enum Repr {
-    Memory(Index),
+    Memory(Box<Index>),
     Cached(std::sync::Arc<View>),
 }
 
 impl Default for Repr {
     fn default() -> Self {
-        Repr::Memory(Index::default())
+        Repr::Memory(Box::default())
     }
 }
 
@@ -472,7 +472,7 @@ pub(super) fn build(
     }
     b.catalog.index_tool_words();
     Ok(Catalog {
-        repr: Repr::Memory(b.catalog),
+        repr: Repr::Memory(Box::new(b.catalog)),
     })
 }
 

@@ -267,10 +267,10 @@ impl LazyCatalog {
     }
 
     fn open(&self) -> Result<Catalog, Vec<CatalogError>> {
-        if let Some(cache) = &self.cache {
-            if let Ok(view) = cache::open(cache, &self.path) {
-                return Ok(Catalog::cached(view));
-            }
+        if let Some(cache) = &self.cache
+            && let Ok(view) = cache::open(cache, &self.path)
+        {
+            return Ok(Catalog::cached(view));
         }
         self.load()
     }
