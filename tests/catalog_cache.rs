@@ -92,3 +92,14 @@ fn hooks_rebuilding_the_cache_at_once_all_answer_correctly() {
         "one cache, no temporary file left: {caches:?}"
     );
 }
+
+#[test]
+fn a_command_with_no_guarded_program_reads_neither_catalog_nor_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    // An invalid catalog: reading it would refuse.
+    std::fs::write(dir.path().join("catalog.toml"), "this is not toml [").unwrap();
+    let command = "cargo build --release 2>&1 | tail -n 20 && git commit -m 'ssh atlas'";
+    assert_eq!(hooks_at_once(dir.path(), 1, command), [0]);
+    assert!(!dir.path().join("data").exists(), "no cache written, no record opened");
+    assert_eq!(hooks_at_once(dir.path(), 1, "ssh atlas uptime"), [2]);
+}
