@@ -100,6 +100,9 @@ fn a_command_with_no_guarded_program_reads_neither_catalog_nor_cache() {
     std::fs::write(dir.path().join("catalog.toml"), "this is not toml [").unwrap();
     let command = "cargo build --release 2>&1 | tail -n 20 && git commit -m 'ssh atlas'";
     assert_eq!(hooks_at_once(dir.path(), 1, command), [0]);
-    assert!(!dir.path().join("data").exists(), "no cache written, no record opened");
+    assert!(
+        !dir.path().join("data").exists(),
+        "no cache written, no record opened"
+    );
     assert_eq!(hooks_at_once(dir.path(), 1, "ssh atlas uptime"), [2]);
 }
