@@ -51,24 +51,22 @@ pub fn main_with(args: cli::Args) -> i32 {
     if let Some(agent) = hook_agent {
         // A panic's own report would be noise to the agent; the refusal below says it.
         std::panic::set_hook(Box::new(|_| {}));
-        std::thread::spawn(move || {
-            std::thread::sleep(HOOK_DEADLINE);
-            std::process::exit(app::refuse(
-                agent,
-                &app::fail_closed("the check took too long"),
-                None,
-            ));
-        });
+        // The watchdog only sleeps: a small stack keeps its start cheap.
+        let _ = std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                std::thread::sleep(HOOK_DEADLINE);
+                std::process::exit(app::refuse(
+                    agent,
+                    &app::fail_closed("the check took too long"),
+                    None,
+                ));
+            });
     }
-    // The walk recurses over the parse tree; a generous stack keeps deep (but bounded)
-    // nesting from overflowing, which no handler could turn into a refusal.
-    let worker = std::thread::Builder::new()
-        .stack_size(256 * 1024 * 1024)
-        .spawn(move || std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| app::run(args))));
-    let result = match worker {
-        Ok(handle) => handle.join().ok().and_then(Result::ok),
-        Err(_) => None,
-    };
+    // The work runs on the main thread: its stack (8 MiB by default) holds the walk, whose
+    // depth the parser bounds (decision 0001), and a thread of its own would cost every
+    // hook call a spawn (docs/performance.md).
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| app::run(args))).ok();
     match (result, hook_agent) {
         (Some(code), _) => code,
         (None, Some(agent)) => app::refuse(agent, &session::internal_error_message(), None),

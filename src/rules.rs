@@ -5,9 +5,11 @@
 //! definition of a program name replaces the earlier one).
 
 use serde::Deserialize;
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
+use std::rc::Rc;
 
 macro_rules! built_in {
     ($name:literal) => {
@@ -15,12 +17,14 @@ macro_rules! built_in {
             concat!($name, ".toml"),
             include_str!(concat!("../rules/", $name, ".toml")),
             include_str!(concat!(env!("OUT_DIR"), "/", $name, ".json")),
+            include_str!(concat!(env!("OUT_DIR"), "/", $name, ".names")),
         )
     };
 }
 
-/// Each built-in rules file, as written and as converted to JSON by `build.rs`.
-const BUILT_IN: &[(&str, &str, &str)] = &[
+/// Each built-in rules file, as written, as converted to JSON by `build.rs`, and the
+/// names it defines.
+const BUILT_IN: [(&str, &str, &str, &str); 6] = [
     built_in!("ssh"),
     built_in!("docker"),
     built_in!("systemd"),
@@ -208,14 +212,51 @@ struct CommandEnv {
     names: Vec<String>,
 }
 
+/// One file's rules (or several files' merged), by name.
+#[derive(Debug, Default)]
+struct Tables {
+    programs: HashMap<String, Rc<Program>>,
+    wrappers: HashMap<String, Rc<Wrapper>>,
+    shells: HashMap<String, Rc<Shell>>,
+    interpreters: HashMap<String, Rc<Interpreter>>,
+    command_env: Vec<String>,
+}
+
+impl Tables {
+    fn merge(&mut self, file: RulesFile) {
+        fn by_name<T>(
+            map: &mut HashMap<String, Rc<T>>,
+            items: Vec<T>,
+            names: impl Fn(&T) -> &[String],
+        ) {
+            for item in items {
+                let item = Rc::new(item);
+                for n in names(&item) {
+                    map.insert(n.clone(), Rc::clone(&item));
+                }
+            }
+        }
+        by_name(&mut self.programs, file.program, |p| &p.names);
+        by_name(&mut self.wrappers, file.wrapper, |w| &w.names);
+        by_name(&mut self.shells, file.shell, |s| &s.names);
+        by_name(&mut self.interpreters, file.interpreter, |i| &i.names);
+        for c in file.command_env {
+            self.command_env.extend(c.names);
+        }
+    }
+}
+
 /// Every rule, looked up by program base name.
+///
+/// A hook call looks up a handful of names, so each built-in file is read only when one of
+/// its names is asked for (`ls -la` reads none): the cost of a call does not grow with the
+/// rules.
 #[derive(Debug, Default)]
 pub struct Rules {
-    programs: HashMap<String, Program>,
-    wrappers: HashMap<String, Wrapper>,
-    shells: HashMap<String, Shell>,
-    interpreters: HashMap<String, Interpreter>,
-    command_env: Vec<String>,
+    /// The built-in files, each parsed on first use; empty for `Rules::default()`.
+    built_in: Option<[OnceCell<Tables>; BUILT_IN.len()]>,
+    /// Rules from `--rules`, over the built-in ones.
+    extra: Tables,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -227,18 +268,34 @@ impl fmt::Display for RulesError {
     }
 }
 
+#[derive(Clone, Copy)]
+enum Kind {
+    Program,
+    Wrapper,
+    Shell,
+    Interpreter,
+    CommandEnv,
+}
+
+impl Kind {
+    fn key(self) -> &'static str {
+        match self {
+            Kind::Program => "program",
+            Kind::Wrapper => "wrapper",
+            Kind::Shell => "shell",
+            Kind::Interpreter => "interpreter",
+            Kind::CommandEnv => "command_env",
+        }
+    }
+}
+
 impl Rules {
     /// The built-in rules, then every `*.toml` in `extra` (sorted by name) over them.
     pub fn load(extra: Option<&Path>) -> Result<Rules, RulesError> {
-        let mut rules = Rules::default();
-        for (name, text, json) in BUILT_IN {
-            // The JSON form is the same data, read faster (parsed on every hook call);
-            // the TOML is the fallback that names the line of a mistake.
-            match serde_json::from_str::<RulesFile>(json) {
-                Ok(file) => rules.merge(file),
-                Err(_) => rules.add(name, text)?,
-            }
-        }
+        let mut rules = Rules {
+            built_in: Some(Default::default()),
+            extra: Tables::default(),
+        };
         if let Some(dir) = extra {
             let unreadable = |e: std::io::Error| {
                 RulesError(format!("{}: cannot read the rules: {e}", dir.display()))
@@ -252,84 +309,93 @@ impl Rules {
             files.sort();
             for file in files {
                 let text = std::fs::read_to_string(&file).map_err(unreadable)?;
-                rules.add(&file.display().to_string(), &text)?;
+                rules
+                    .extra
+                    .merge(parse_toml(&file.display().to_string(), &text)?);
             }
         }
         Ok(rules)
     }
 
-    fn add(&mut self, name: &str, text: &str) -> Result<(), RulesError> {
-        let file: RulesFile = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start].matches('\n').count() + 1)
-                .unwrap_or(0);
-            RulesError(format!("{name}:{line}: {}", e.message().trim()))
-        })?;
-        self.merge(file);
-        Ok(())
+    /// The tables of the last built-in file that defines `name` as a `kind`.
+    fn built_in_for(&self, kind: Kind, name: &str) -> Option<&Tables> {
+        let cells = self.built_in.as_ref()?;
+        let line = format!("\n{} {name}\n", kind.key());
+        let at = BUILT_IN
+            .iter()
+            .rposition(|(.., names)| names.contains(&line))?;
+        Some(cells[at].get_or_init(|| built_in_tables(at)))
     }
 
-    fn merge(&mut self, file: RulesFile) {
-        for p in file.program {
-            for n in &p.names {
-                self.programs.insert(n.clone(), p.clone());
-            }
+    fn lookup<T>(
+        &self,
+        kind: Kind,
+        name: &str,
+        table: impl Fn(&Tables) -> &HashMap<String, Rc<T>>,
+    ) -> Option<&T> {
+        if let Some(found) = table(&self.extra).get(name) {
+            return Some(found);
         }
-        for w in file.wrapper {
-            for n in &w.names {
-                self.wrappers.insert(n.clone(), w.clone());
-            }
-        }
-        for s in file.shell {
-            for n in &s.names {
-                self.shells.insert(n.clone(), s.clone());
-            }
-        }
-        for c in file.command_env {
-            self.command_env.extend(c.names);
-        }
-        for i in file.interpreter {
-            for n in &i.names {
-                self.interpreters.insert(n.clone(), i.clone());
-            }
-        }
+        self.built_in_for(kind, name)
+            .and_then(|t| table(t).get(name))
+            .map(Rc::as_ref)
     }
 
     pub fn program(&self, name: &str) -> Option<&Program> {
-        self.programs.get(name)
+        self.lookup(Kind::Program, name, |t| &t.programs)
     }
 
     pub fn wrapper(&self, name: &str) -> Option<&Wrapper> {
-        self.wrappers.get(name)
+        self.lookup(Kind::Wrapper, name, |t| &t.wrappers)
     }
 
     /// Whether the variable `name` holds a command line (`GIT_SSH_COMMAND`).
     pub fn is_command_env(&self, name: &str) -> bool {
-        self.command_env.iter().any(|n| n == name)
+        self.extra.command_env.iter().any(|n| n == name)
+            || self.built_in_for(Kind::CommandEnv, name).is_some()
     }
 
     pub fn shell(&self, name: &str) -> Option<&Shell> {
-        self.shells.get(name)
+        self.lookup(Kind::Shell, name, |t| &t.shells)
     }
 
     /// Interpreters are known by name or versioned name (`python3.12`, `node20`).
     pub fn interpreter(&self, name: &str) -> Option<&Interpreter> {
-        self.interpreters.get(name).or_else(|| {
-            let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
-            self.interpreters.get(base)
-        })
+        self.lookup(Kind::Interpreter, name, |t| &t.interpreters)
+            .or_else(|| {
+                let base =
+                    name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
+                self.lookup(Kind::Interpreter, base, |t| &t.interpreters)
+            })
     }
 
     /// Whether `name` is a program the guard refuses at mesh targets (for the quick pass
     /// that decides whether the catalog is needed at all).
     pub fn is_guarded(&self, name: &str) -> bool {
-        self.programs.contains_key(name)
+        self.program(name).is_some()
     }
+}
 
-    pub fn guarded_names(&self) -> impl Iterator<Item = &str> {
-        self.programs.keys().map(String::as_str)
-    }
+/// A built-in file's tables: from its JSON form (the same data, read faster), or from the
+/// TOML, which names the line of a mistake, should the JSON be missing.
+fn built_in_tables(at: usize) -> Tables {
+    let (name, text, json, _) = BUILT_IN[at];
+    let file = serde_json::from_str::<RulesFile>(json)
+        .or_else(|_| parse_toml(name, text))
+        .unwrap_or_default();
+    let mut tables = Tables::default();
+    tables.merge(file);
+    tables
+}
+
+fn parse_toml(name: &str, text: &str) -> Result<RulesFile, RulesError> {
+    toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start].matches('\n').count() + 1)
+            .unwrap_or(0);
+        RulesError(format!("{name}:{line}: {}", e.message().trim()))
+    })
 }
 
 #[cfg(test)]
@@ -338,7 +404,7 @@ mod tests {
 
     #[test]
     fn built_in_rules_are_read_from_json_as_from_toml() {
-        for (name, text, json) in BUILT_IN {
+        for (name, text, json, _) in BUILT_IN {
             let fast: RulesFile =
                 serde_json::from_str(json).unwrap_or_else(|e| panic!("{name}: {e}"));
             let slow: RulesFile = toml::from_str(text).unwrap();
@@ -375,13 +441,51 @@ mod tests {
 
     #[test]
     fn a_bad_rules_file_names_its_line() {
-        let mut rules = Rules::default();
-        let err = rules
-            .add(
-                "x.toml",
-                "[[program]]\nnames = [\"a\"]\noperands = [\"nonsense\"]\n",
-            )
-            .unwrap_err();
-        assert!(err.0.starts_with("x.toml:"), "{err}");
+        let dir = std::env::temp_dir().join(format!("mesh-guard-rules-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("x.toml"),
+            "[[program]]\nnames = [\"a\"]\noperands = [\"nonsense\"]\n",
+        )
+        .unwrap();
+        let err = Rules::load(Some(&dir)).unwrap_err();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(err.0.contains("x.toml:3:"), "{err}");
+    }
+
+    #[test]
+    fn extra_rules_layer_over_the_built_in_ones() {
+        let dir = std::env::temp_dir().join(format!("mesh-guard-extra-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("k.toml"), "[[program]]\nnames = [\"kubectl\"]\nover = \"kubectl\"\noperands = [\"verb\", \"container...\"]\n[[program]]\nnames = [\"scp\"]\nover = \"a new scp\"\n").unwrap();
+        let rules = Rules::load(Some(&dir)).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(rules.program("kubectl").unwrap().over, "kubectl");
+        assert_eq!(rules.program("scp").unwrap().over, "a new scp");
+        assert_eq!(rules.program("ssh").unwrap().over, "ssh");
+        assert!(Rules::default().program("ssh").is_none());
+    }
+
+    #[test]
+    fn every_built_in_name_is_found_in_its_file() {
+        let rules = Rules::load(None).unwrap();
+        for (file, _, json, _) in BUILT_IN {
+            let parsed: RulesFile = serde_json::from_str(json).unwrap();
+            for p in &parsed.program {
+                for n in &p.names {
+                    assert!(rules.program(n).is_some(), "{file}: {n}");
+                }
+            }
+            for w in &parsed.wrapper {
+                for n in &w.names {
+                    assert!(rules.wrapper(n).is_some(), "{file}: {n}");
+                }
+            }
+            for c in &parsed.command_env {
+                for n in &c.names {
+                    assert!(rules.is_command_env(n), "{file}: {n}");
+                }
+            }
+        }
     }
 }
