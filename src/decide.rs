@@ -600,42 +600,43 @@ impl Guard<'_> {
                 }
             }
         }
-        let named = walk
-            .words
-            .iter()
-            .find_map(|w| names_mesh_object(catalog, w));
-        if let Some(object) = named {
-            let why = if let Some(words) = walk.unknown_programs.first() {
-                Some((
-                    words.clone(),
-                    format!(
-                        "its program `{}` cannot be known before it runs",
-                        words[0].replace(UNKNOWN, "…")
-                    ),
-                ))
-            } else if let Some((command, value)) = unknown {
-                Some((
-                    command,
-                    format!("its target `{value}` cannot be known before it runs"),
-                ))
-            } else {
-                walk.unparsable.first().map(|text| {
-                    (
-                        vec![text.clone()],
-                        "part of it cannot be parsed as a shell command".to_string(),
-                    )
-                })
-            };
-            if let Some((command, detail)) = why {
-                return Decision::Refuse(Refusal {
-                    reaches: object.describe(),
-                    target: object.name().to_string(),
-                    object: Some(object),
-                    command,
-                    detail,
-                    ..Refusal::plain(Rule::Unverifiable, source, "")
-                });
-            }
+        // What could not be known matters only where the command names the mesh; the
+        // words are looked up (one catalog probe each) only when something is unknown.
+        let why = if let Some(words) = walk.unknown_programs.first() {
+            Some((
+                words.clone(),
+                format!(
+                    "its program `{}` cannot be known before it runs",
+                    words[0].replace(UNKNOWN, "…")
+                ),
+            ))
+        } else if let Some((command, value)) = unknown {
+            Some((
+                command,
+                format!("its target `{value}` cannot be known before it runs"),
+            ))
+        } else {
+            walk.unparsable.first().map(|text| {
+                (
+                    vec![text.clone()],
+                    "part of it cannot be parsed as a shell command".to_string(),
+                )
+            })
+        };
+        if let Some((command, detail)) = why
+            && let Some(object) = walk
+                .words
+                .iter()
+                .find_map(|w| names_mesh_object(catalog, w))
+        {
+            return Decision::Refuse(Refusal {
+                reaches: object.describe(),
+                target: object.name().to_string(),
+                object: Some(object),
+                command,
+                detail,
+                ..Refusal::plain(Rule::Unverifiable, source, "")
+            });
         }
         if walk
             .unparsable
