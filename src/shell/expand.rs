@@ -104,13 +104,21 @@ impl Walker<'_> {
             first.push(UNKNOWN.to_string());
             return vec![first];
         }
+        // Each prefix is moved into its last combination, not cloned: a simple command of
+        // n words (one alternative each) is then built in O(n), not O(n²).
+        let Some((last, others)) = next.split_last() else {
+            return Vec::new();
+        };
         let mut out = Vec::with_capacity(so_far.len() * next.len());
-        for prefix in &so_far {
-            for fields in &next {
+        for prefix in so_far {
+            for fields in others {
                 let mut words = prefix.clone();
                 words.extend(fields.iter().cloned());
                 out.push(words);
             }
+            let mut words = prefix;
+            words.extend(last.iter().cloned());
+            out.push(words);
         }
         out
     }
@@ -415,8 +423,18 @@ fn unescape_double(raw: &str) -> String {
     out
 }
 
+/// Brace expansion past these sizes is not worked out.
+const MAX_BRACE_BYTES: usize = 64 * 1024;
+const MAX_BRACE_GROUPS: usize = 64;
+
 /// Comma-list brace expansion (`s{s,}h`), the form that changes a word's text.
 fn brace_expand(text: &str) -> Vec<String> {
+    // Each group multiplies the words: past a bound the word's value is not worked out (it
+    // cannot be known), and the names in it stay readable for "does it name the mesh".
+    let unknown = || vec![text.replace('{', &UNKNOWN.to_string())];
+    if text.len() > MAX_BRACE_BYTES || text.matches('{').count() > MAX_BRACE_GROUPS {
+        return unknown();
+    }
     let bytes = text.as_bytes();
     let Some(open) = bytes.iter().position(|&b| b == b'{') else {
         return vec![text.to_string()];
@@ -449,11 +467,16 @@ fn brace_expand(text: &str) -> Vec<String> {
     bounds.extend(&commas);
     bounds.push(close);
     let mut out = Vec::new();
+    let mut size = 0;
     for pair in bounds.windows(2) {
         let middle = &text[pair[0] + 1..pair[1]];
         for tail in brace_expand(&format!("{middle}{suffix}")) {
             if out.len() >= MAX_ALTERNATIVES {
                 return out;
+            }
+            size += prefix.len() + tail.len();
+            if size > MAX_BRACE_BYTES {
+                return unknown();
             }
             out.push(format!("{prefix}{tail}"));
         }
