@@ -21,10 +21,15 @@ pub enum Step {
     UnknownProgram(Command),
 }
 
+/// Wrappers taken off one command, at most.
+const MAX_WRAPPERS: usize = 64;
+
 /// Takes wrappers off `command` and lists what runs.
 pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
-    // Each turn takes one wrapper off; a word list only shrinks, so this ends.
-    loop {
+    // Each turn takes one wrapper off; a word list only shrinks, so this ends. Each turn
+    // also reads the rest of the words, so past a bound (`sudo sudo … ssh`, thousands deep)
+    // the program is not looked for: it cannot be known, which is what the caller is told.
+    for _ in 0..MAX_WRAPPERS {
         let Some(first) = command.words.first() else {
             return;
         };
@@ -138,6 +143,7 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
         out.push(Step::Run(command));
         return;
     }
+    out.push(Step::UnknownProgram(command));
 }
 
 fn payload(command: &Command, source: String) -> Step {
