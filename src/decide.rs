@@ -230,6 +230,18 @@ impl Guard<'_> {
 
     fn command(&self, command: Command, walk: &mut Walk) {
         walk.words.extend(command.words.iter().cloned());
+        // `H=atlas ssh $H`, `xargs … <<< atlas`: assigned values and text fed to the
+        // command are part of what the command names.
+        walk.words.extend(
+            command
+                .env
+                .iter()
+                .map(|(name, value)| format!("{name}={value}")),
+        );
+        if let Stdin::Text(text) = &command.stdin {
+            walk.words
+                .extend(text.split_whitespace().map(str::to_string));
+        }
         if walk.refusal.is_none() {
             walk.refusal = self
                 .override_attempt(&command)
@@ -286,12 +298,21 @@ impl Guard<'_> {
 
     /// Case 4: a command may not grant itself the operator's override.
     fn override_attempt(&self, command: &Command) -> Option<Refusal> {
+        // A word `NAME=VALUE` assigns only where the program reads assignments from its
+        // words (`env`, `sudo`, any wrapper, the declaration builtins); to `grep` it is data.
+        let program = command.words.first().map(|p| base_name(p)).unwrap_or("");
+        let assigns = self.rules.wrapper(program).is_some()
+            || matches!(
+                program,
+                "export" | "declare" | "typeset" | "readonly" | "local"
+            );
         let sets = command.env.iter().any(|(name, _)| name == OVERRIDE_VAR)
-            || command
-                .words
-                .iter()
-                .skip(1)
-                .any(|w| w.starts_with(&format!("{OVERRIDE_VAR}=")));
+            || (assigns
+                && command
+                    .words
+                    .iter()
+                    .skip(1)
+                    .any(|w| w.starts_with(&format!("{OVERRIDE_VAR}="))));
         let assignment = format!("{OVERRIDE_VAR}=");
         let writes_it = !command.writes.is_empty()
             && (command.words.iter().any(|w| w.contains(OVERRIDE_VAR))
