@@ -194,8 +194,12 @@ fn host(catalog: &Catalog, word: &str, option_user: Option<&str>, rule: Rule) ->
     let Some(found) = catalog.host(name) else {
         return Resolved::Nothing;
     };
+    // `ssh -l root git@forge`: which one ssh uses depends on their order; when they
+    // disagree the command is not taken for the forge's git account.
+    let disagree = matches!((user, option_user), (Some(a), Some(b)) if a != b);
     let user = user.or(option_user);
     if rule == Rule::RemoteAccess
+        && !disagree
         && user.is_some_and(|u| !u.contains(UNKNOWN))
         && catalog.is_forge_account(user, &found.machine)
     {
