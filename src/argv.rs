@@ -17,6 +17,7 @@ pub enum Arg {
 pub fn scan(syntax: &Syntax, args: &[String]) -> Vec<Arg> {
     let mut out = Vec::with_capacity(args.len());
     let mut rest = args.iter();
+    let mut operands_seen = 0;
     while let Some(arg) = rest.next() {
         if arg == "--" {
             out.extend(rest.by_ref().map(|a| Arg::Operand(a.clone())));
@@ -58,7 +59,13 @@ pub fn scan(syntax: &Syntax, args: &[String]) -> Vec<Arg> {
             continue;
         }
         out.push(Arg::Operand(arg.clone()));
-        if syntax.stop_at_operand {
+        operands_seen += 1;
+        let allowed = if syntax.options_after_first_operand {
+            2
+        } else {
+            1
+        };
+        if syntax.stop_at_operand && operands_seen >= allowed {
             out.extend(rest.by_ref().map(|a| Arg::Operand(a.clone())));
             break;
         }
@@ -94,6 +101,7 @@ mod tests {
             short_value: short.into(),
             long_value: long.iter().map(|s| s.to_string()).collect(),
             stop_at_operand: stop,
+            options_after_first_operand: false,
         }
     }
 

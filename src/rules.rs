@@ -86,6 +86,10 @@ pub struct Syntax {
     /// Options end at the first operand (POSIX getopt) instead of anywhere (GNU).
     #[serde(default)]
     pub stop_at_operand: bool,
+    /// With `stop_at_operand`: options may still follow the first operand, and end at the
+    /// second (`ssh host -J jump cmd`: ssh reads options again after the destination).
+    #[serde(default)]
+    pub options_after_first_operand: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
