@@ -242,6 +242,11 @@ fn xargs(
     });
     let reads_file = argv::has(&scanned, &["-a".to_string(), "--arg-file".to_string()]);
     let mut words: Vec<String> = argv::operands(&scanned).map(str::to_string).collect();
+    // parallel puts each argument where `{}` is, without being asked to.
+    let replace = replace.or_else(|| {
+        (wrapper.kind == WrapperKind::Parallel && words.iter().any(|w| w.contains("{}")))
+            .then(|| "{}".to_string())
+    });
     let input: Vec<String> = if let Some(at) = words.iter().position(|w| w == ":::" || w == "::::")
     {
         let tail = words.split_off(at);
