@@ -4,7 +4,8 @@
 use crate::decide::{OVERRIDE_VAR, Refusal, Rule};
 use crate::instead::Suggestion;
 
-pub const MAX_MESSAGE_CHARS: usize = 1000;
+/// The contract: a refusal stays *under* 1,000 characters.
+pub const MAX_MESSAGE_CHARS: usize = 999;
 const MAX_COMMAND_CHARS: usize = 160;
 const NOTHING_ELSE: &str = "Nothing else is disabled: other commands and tools still work.";
 

@@ -415,7 +415,7 @@ fn well_formed(answer: &Answer) -> Result<(), String> {
                 && out["permissionDecision"] == "deny"
                 && out["permissionDecisionReason"]
                     .as_str()
-                    .is_some_and(|r| !r.is_empty() && r.chars().count() <= 1000);
+                    .is_some_and(|r| !r.is_empty() && r.chars().count() < 1000);
             if ok {
                 Ok(())
             } else {
@@ -600,7 +600,7 @@ fn deciding_in_process_never_panics() {
                     Ok(outcome)
                         if matches!(outcome.decision, Decision::Refuse(_))
                             && (outcome.message.is_empty()
-                                || outcome.message.chars().count() > 1000) =>
+                                || outcome.message.chars().count() >= 1000) =>
                     {
                         failures.push(format!(
                             "  a refusal message of {} characters for {}",
