@@ -190,7 +190,13 @@ pub struct Shell {
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Interpreter {
     pub names: Vec<String>,
+    #[serde(default)]
     pub code_options: Vec<String>,
+    /// The first operand is the code (`awk 'PROGRAM'`).
+    #[serde(default)]
+    pub code_operand: bool,
+    #[serde(flatten)]
+    pub syntax: Syntax,
     pub runs: Vec<String>,
 }
 

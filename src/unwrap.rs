@@ -129,6 +129,19 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
                     break;
                 }
             }
+            // `python3 - <<EOF`, `… | perl`: with no code option and no script file, the
+            // interpreter runs its standard input; `awk 'PROGRAM'` takes its code as an operand.
+            let operands = operands_after_options(&interpreter.syntax, &args);
+            let code = code.or_else(|| {
+                if interpreter.code_operand {
+                    return operands.first().cloned();
+                }
+                let reads_stdin = operands.first().is_none_or(|o| o == "-");
+                match &command.stdin {
+                    Stdin::Text(text) if reads_stdin => Some(text.clone()),
+                    _ => None,
+                }
+            });
             if let Some(code) = code
                 && interpreter
                     .runs
@@ -308,19 +321,41 @@ fn inline_code(command: &Command, code: &str, out: &mut Vec<Step>) {
 /// The contents of '…', "…" and `…` literals, escapes taken as the next character.
 fn string_literals(code: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut chars = code.chars();
+    let mut chars = code.chars().peekable();
+    let mut previous = None;
     while let Some(c) = chars.next() {
-        if matches!(c, '\'' | '"' | '`') {
-            let mut literal = String::new();
-            while let Some(d) = chars.next() {
-                match d {
-                    '\\' => literal.extend(chars.next()),
-                    d if d == c => break,
-                    d => literal.push(d),
-                }
+        // perl's `qx(…)` and ruby's `%x(…)` run their contents, whatever the delimiter.
+        let quote_like = matches!((previous, c), (Some('q'), 'x') | (Some('%'), 'x'));
+        let close = match (c, quote_like) {
+            ('\'' | '"' | '`', _) => Some(c),
+            (_, true) => chars
+                .next_if(|d| !d.is_alphanumeric() && !d.is_whitespace())
+                .map(closing),
+            _ => None,
+        };
+        previous = Some(c);
+        let Some(close) = close else { continue };
+        let mut literal = String::new();
+        while let Some(d) = chars.next() {
+            match d {
+                '\\' => literal.extend(chars.next()),
+                d if d == close => break,
+                d => literal.push(d),
             }
-            out.push(literal);
         }
+        out.push(literal);
+        previous = None;
     }
     out
+}
+
+/// The closing delimiter of a bracketing pair (`(` → `)`); others close themselves.
+fn closing(open: char) -> char {
+    match open {
+        '(' => ')',
+        '[' => ']',
+        '{' => '}',
+        '<' => '>',
+        other => other,
+    }
 }
