@@ -221,6 +221,7 @@ impl Guard<'_> {
         if let Some(why) = script.incomplete {
             walk.incomplete.get_or_insert(why);
         }
+        walk.words.extend(script.mentioned);
         walk.scopes.push(std::rc::Rc::new(script.variables));
         for command in script.commands {
             self.command(command, walk);

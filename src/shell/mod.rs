@@ -50,6 +50,9 @@ pub struct Script {
     pub commands: Vec<Command>,
     /// Names of variables assigned anywhere, with every value seen (assignments, loops).
     pub variables: HashMap<String, Vec<String>>,
+    /// Every value assigned to a variable, loop lists included, for "does the command name
+    /// the mesh" (bounded).
+    pub mentioned: Vec<String>,
     /// Set when a limit was reached: the command cannot be fully verified.
     pub incomplete: Option<String>,
 }

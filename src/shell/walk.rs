@@ -2,7 +2,12 @@
 //! and redirections, in the order bash would meet them.
 
 use super::expand::{literal_globs, unknown_globs};
-use super::{Command, MAX_COMMANDS, Script, Stdin, UNKNOWN};
+use super::{Command, MAX_ALTERNATIVES, MAX_COMMANDS, Script, Stdin, UNKNOWN};
+
+/// The most text a variable's values may hold before its value counts as unknown.
+const MAX_VALUE_BYTES: usize = 4 * 1024;
+/// The most assigned text kept for "does the command name the mesh" (the source's own cap).
+const MAX_MENTIONED_BYTES: usize = 256 * 1024;
 use shuck_ast::{
     AssignmentValue, BinaryOp, BuiltinCommand, Command as Node, CompoundCommand, ConditionalExpr,
     DeclOperand, Redirect, RedirectKind, RedirectTarget, SimpleCommand, Stmt, StmtSeq,
@@ -13,6 +18,10 @@ pub(crate) struct Walker<'s> {
     pub(super) src: &'s str,
     depth: usize,
     pub(super) vars: HashMap<String, Vec<String>>,
+    /// Arrays by name, their elements in order (`cmd=(ssh atlas)`; `"${cmd[@]}"`).
+    pub(super) arrays: HashMap<String, Vec<String>>,
+    mentioned: Vec<String>,
+    mentioned_bytes: usize,
     pub(super) commands: Vec<Command>,
     incomplete: Option<String>,
     /// Input waiting for the next simple command (the right side of a pipe, a redirection
@@ -28,6 +37,9 @@ impl<'s> Walker<'s> {
             src,
             depth,
             vars,
+            arrays: HashMap::new(),
+            mentioned: Vec::new(),
+            mentioned_bytes: 0,
             commands: Vec::new(),
             incomplete: None,
             next_stdin: None,
@@ -39,6 +51,7 @@ impl<'s> Walker<'s> {
         Script {
             commands: self.commands,
             variables: self.vars,
+            mentioned: self.mentioned,
             incomplete: self.incomplete,
         }
     }
@@ -66,17 +79,14 @@ impl<'s> Walker<'s> {
                             for v in &values {
                                 env.push((name.clone(), v.clone()));
                             }
-                            self.vars.entry(name).or_default().extend(values);
+                            self.assign(name, values);
                         }
                         DeclOperand::Flag(w) | DeclOperand::Dynamic(w) => {
                             for field in self.joined(w) {
                                 // `export "A=b"` assigns too.
                                 if let Some((name, value)) = field.split_once('=') {
                                     env.push((name.to_string(), value.to_string()));
-                                    self.vars
-                                        .entry(name.to_string())
-                                        .or_default()
-                                        .push(value.to_string());
+                                    self.assign(name.to_string(), [value.to_string()]);
                                 }
                                 words.push(field);
                             }
@@ -177,10 +187,7 @@ impl<'s> Walker<'s> {
                         Some(n) => n.as_str().to_string(),
                         None => continue,
                     };
-                    self.vars
-                        .entry(name)
-                        .or_default()
-                        .extend(values.iter().cloned());
+                    self.assign(name, values.iter().cloned());
                 }
                 self.seq(&c.body);
             }
@@ -227,16 +234,33 @@ impl<'s> Walker<'s> {
         }
     }
 
+    /// Records values a variable may hold. Past a bound on how many values or how long, its
+    /// value is unknown: `h=$h$h` ten thousand times must not take the walk with it.
+    fn assign(&mut self, name: String, values: impl IntoIterator<Item = String>) {
+        let held = self.vars.entry(name).or_default();
+        let before = held.len();
+        held.extend(values);
+        // Every value assigned counts as named by the command, even once the variable's
+        // own value is given up as unknown (`for h in … atlas; do ssh $h; done`).
+        for value in &held[before..] {
+            if self.mentioned_bytes + value.len() <= MAX_MENTIONED_BYTES {
+                self.mentioned_bytes += value.len();
+                self.mentioned.push(value.clone());
+            }
+        }
+        let total: usize = held.iter().map(String::len).sum();
+        if held.len() > MAX_ALTERNATIVES || total > MAX_VALUE_BYTES {
+            *held = vec![UNKNOWN.to_string()];
+        }
+    }
+
     /// A loop variable takes each word of its list, in turn.
     fn loop_variable(&mut self, name: &str, words: &[shuck_ast::Word]) {
         let values: Vec<String> = words
             .iter()
             .flat_map(|w| self.fields(w).into_iter().flatten())
             .collect();
-        self.vars
-            .entry(name.to_string())
-            .or_default()
-            .extend(values);
+        self.assign(name.to_string(), values);
     }
 
     /// `[[ … ]]` runs no program, but its words may hold command substitutions.
@@ -278,10 +302,7 @@ impl<'s> Walker<'s> {
         if alternatives.iter().all(|a| a.is_empty()) {
             // A bare assignment sets the variable for the rest of the command.
             for (name, value) in &env {
-                self.vars
-                    .entry(name.clone())
-                    .or_default()
-                    .push(value.clone());
+                self.assign(name.clone(), [value.clone()]);
             }
         }
         let stdin = self.next_stdin.take();
@@ -302,13 +323,10 @@ impl<'s> Walker<'s> {
         };
         let mut args = words[1..].iter().filter(|w| !w.starts_with('-'));
         if let Some(name) = args.next_back() {
-            self.vars.entry(name.clone()).or_default().extend(values);
+            self.assign(name.clone(), values);
         }
         for name in args {
-            self.vars
-                .entry(name.clone())
-                .or_default()
-                .push(UNKNOWN.to_string());
+            self.assign(name.clone(), [UNKNOWN.to_string()]);
         }
     }
 
@@ -328,18 +346,26 @@ impl<'s> Walker<'s> {
         let name = a.target.name.as_str().to_string();
         let values = match &a.value {
             AssignmentValue::Scalar(word) => self.joined(word),
-            AssignmentValue::Compound(array) => array
-                .elements
-                .iter()
-                .flat_map(|e| {
-                    let value = match e {
-                        shuck_ast::ArrayElem::Sequential(v) => &v.word,
-                        shuck_ast::ArrayElem::Keyed { value, .. }
-                        | shuck_ast::ArrayElem::KeyedAppend { value, .. } => &value.word,
-                    };
-                    self.fields(value).into_iter().flatten()
-                })
-                .collect(),
+            AssignmentValue::Compound(array) => {
+                let elements: Vec<String> = array
+                    .elements
+                    .iter()
+                    .flat_map(|e| {
+                        let value = match e {
+                            shuck_ast::ArrayElem::Sequential(v) => &v.word,
+                            shuck_ast::ArrayElem::Keyed { value, .. }
+                            | shuck_ast::ArrayElem::KeyedAppend { value, .. } => &value.word,
+                        };
+                        self.fields(value).into_iter().flatten()
+                    })
+                    .collect();
+                let held = self.arrays.entry(name.clone()).or_default();
+                if !a.append {
+                    held.clear();
+                }
+                held.extend(elements.iter().cloned());
+                elements
+            }
         };
         (name, values)
     }
@@ -399,10 +425,6 @@ impl<'s> Walker<'s> {
         self.seq(body);
         self.next_stdin = saved;
         self.commands[start.min(self.commands.len())..].to_vec()
-    }
-
-    pub(super) fn limit(&mut self, why: String) {
-        self.incomplete.get_or_insert(why);
     }
 }
 
