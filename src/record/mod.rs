@@ -224,16 +224,6 @@ impl Store {
 
     fn prepare_for_writing(&mut self) -> Result<(), RecordError> {
         self.set_wal()?;
-        // Each hook is a short process. By default the last connection to close checkpoints
-        // the log into the database and deletes it: two more fsyncs and a file creation on
-        // every refusal. The log is left for the next writer instead; SQLite still
-        // checkpoints it as it grows (every 1000 pages). docs/performance.md has the figures.
-        self.conn
-            .set_db_config(
-                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-                true,
-            )
-            .map_err(|e| self.err(&e))?;
         // In WAL mode only FULL syncs the log on every commit: an override must be on disk
         // before the command it allows runs.
         self.conn
