@@ -128,9 +128,26 @@ impl MeshObject {
     }
 }
 
+/// A host as the catalog keys it: lower case, no brackets or trailing dot, and an address
+/// in one canonical form whatever way it was written (`2887516426`, `0xac1c010a`,
+/// `172.28.266`, `fd00:20:0::13`, `fe80::1%eth0`, `::ffff:10.20.0.11`), as the resolver
+/// would read it.
 pub(super) fn normalize_host(host: &str) -> String {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.trim_end_matches('.').to_ascii_lowercase()
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.');
+    let without_zone = host.split('%').next().unwrap_or(host);
+    if let Ok(v6) = without_zone.parse::<std::net::Ipv6Addr>() {
+        return match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => v6.to_string(),
+        };
+    }
+    if let Some(v4) = super::net::parse_ipv4_loose(host) {
+        return v4.to_string();
+    }
+    host.to_ascii_lowercase()
 }
 
 pub(super) fn unit_key(unit: &str) -> &str {

@@ -59,6 +59,45 @@ impl FromStr for Cidr {
     }
 }
 
+/// An IPv4 address in any form `inet_aton` accepts, as ssh, curl and the resolver do:
+/// one to four parts, each decimal, octal (`0` prefix) or hex (`0x`), the last filling the
+/// remaining bytes (`10.20.11` is 10.20.0.11, `2887516426` a whole address).
+pub fn parse_ipv4_loose(text: &str) -> Option<std::net::Ipv4Addr> {
+    let parts: Vec<&str> = text.split('.').collect();
+    if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    let mut values = Vec::with_capacity(parts.len());
+    for part in &parts {
+        let (digits, radix) =
+            if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+                (hex, 16)
+            } else if part.len() > 1 && part.starts_with('0') {
+                (&part[1..], 8)
+            } else {
+                (*part, 10)
+            };
+        if digits.is_empty() && radix != 16 {
+            return None;
+        }
+        values.push(if digits.is_empty() {
+            0
+        } else {
+            u64::from_str_radix(digits, radix).ok()?
+        });
+    }
+    let (last, leading) = values.split_last()?;
+    if leading.iter().any(|&v| v > 255) || *last >= 1u64 << (8 * (4 - leading.len())) {
+        return None;
+    }
+    let mut bits: u64 = 0;
+    for (i, &v) in leading.iter().enumerate() {
+        bits |= v << (24 - 8 * i);
+    }
+    bits |= last;
+    u32::try_from(bits).ok().map(std::net::Ipv4Addr::from)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +113,36 @@ mod tests {
         assert!(!v6.contains("fd00:21::13".parse().unwrap()));
         let all: Cidr = "0.0.0.0/0".parse().unwrap();
         assert!(all.contains("8.8.8.8".parse().unwrap()));
+    }
+
+    #[test]
+    fn every_form_the_resolver_reads() {
+        for (text, want) in [
+            ("172.28.1.10", "172.28.1.10"),
+            ("2887516426", "172.28.1.10"),
+            ("0xac1c010a", "172.28.1.10"),
+            ("172.28.266", "172.28.1.10"),
+            ("0254.034.01.012", "172.28.1.10"),
+            ("172.7181770", "172.109.149.202"),
+        ] {
+            assert_eq!(
+                parse_ipv4_loose(text).map(|a| a.to_string()).as_deref(),
+                Some(want),
+                "{text}"
+            );
+        }
+        for text in [
+            "atlas",
+            "1.2.3.4.5",
+            "256.1.1.1",
+            "1.2.3.256",
+            "08.1.1.1",
+            "",
+            "1..2",
+            "4294967296",
+        ] {
+            assert_eq!(parse_ipv4_loose(text), None, "{text}");
+        }
     }
 
     #[test]
