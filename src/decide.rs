@@ -243,6 +243,7 @@ impl Guard<'_> {
             walk.words
                 .extend(text.split_whitespace().map(str::to_string));
         }
+        self.device_sockets(&command, walk);
         if walk.refusal.is_none() {
             walk.refusal = self
                 .override_attempt(&command)
@@ -259,6 +260,21 @@ impl Guard<'_> {
                 Step::UnknownProgram(command) => walk.unknown_programs.push(command.words),
                 Step::Shell { source, depth, env } => self.payload(&source, depth, &env, walk),
             }
+        }
+    }
+
+    /// `exec 3<>/dev/tcp/atlas/22`: bash itself connects to the host a redirection names.
+    fn device_sockets(&self, command: &Command, walk: &mut Walk) {
+        for path in command.writes.iter().filter(|w| shell::is_socket_path(w)) {
+            let host = path.split('/').nth(3).unwrap_or_default().to_string();
+            let cx = Context {
+                command,
+                over: "bash's /dev/tcp".into(),
+                shape: vec![],
+                user: None,
+                inner: None,
+            };
+            self.candidate(Role::Host, host, &cx, "/dev/tcp/<machine>".into(), walk);
         }
     }
 
@@ -564,16 +580,9 @@ impl Guard<'_> {
     }
 
     fn candidate(&self, role: Role, value: String, cx: &Context, shape: String, walk: &mut Walk) {
-        if role == Role::Rsh
-            || (role == Role::SshOption && value.to_ascii_lowercase().starts_with("proxycommand"))
-        {
-            let source = if role == Role::Rsh {
-                value.clone()
-            } else {
-                target::ssh_option(&value)
-                    .map(|(_, v)| v.to_string())
-                    .unwrap_or_default()
-            };
+        // Values that are commands in their own right: `rsync -e`, `-o ProxyCommand=`,
+        // `-o LocalCommand=`, socat's `EXEC:`.
+        if let Some(source) = target::command_in(role, &value) {
             self.payload(&source, cx.command.depth + 1, &[], walk);
             if role == Role::Rsh {
                 return;

@@ -45,6 +45,10 @@ pub enum Role {
     Jump,
     /// `-o ProxyJump=…`, `-o HostName=…`, `-o ProxyCommand=…`, `-o User=…`.
     SshOption,
+    /// A forwarding: `-W host:port`, `-L [bind:]port:host:hostport`.
+    Forward,
+    /// A socket address: socat's `TCP:host:port`, `EXEC:command`.
+    SocketAddress,
     /// `-l user`.
     User,
     /// A remote shell program (`rsync -e`, `mosh --ssh`): a command in its own right.

@@ -27,8 +27,10 @@ pub(super) fn placeholder(role: Role) -> &'static str {
         | Role::Jump
         | Role::SshOption
         | Role::DaemonHost
-        | Role::Context => "machine",
-        Role::Machine => "machine",
+        | Role::Context
+        | Role::Forward
+        | Role::SocketAddress
+        | Role::Machine => "machine",
         Role::Unit => "unit",
         Role::Container | Role::Service | Role::CopyPath => "container",
         Role::JournalMatch => "match",
@@ -47,6 +49,86 @@ pub(super) fn ssh_option(text: &str) -> Option<(String, &str)> {
     let at = text.find(|c: char| c == '=' || c.is_whitespace())?;
     let value = text[at + 1..].trim_start_matches(|c: char| c == '=' || c.is_whitespace());
     Some((text[..at].to_ascii_lowercase(), value))
+}
+
+/// The command a value carries, if it is one: `rsync -e 'ssh -J x'`, `-o ProxyCommand=…`,
+/// `-o LocalCommand=…`, `-o RemoteCommand=…`, socat's `EXEC:…`/`SYSTEM:…`.
+pub(super) fn command_in(role: Role, value: &str) -> Option<String> {
+    match role {
+        Role::Rsh => Some(value.to_string()),
+        Role::SshOption => match ssh_option(value) {
+            Some((key, v))
+                if matches!(
+                    key.as_str(),
+                    "proxycommand" | "localcommand" | "remotecommand"
+                ) =>
+            {
+                Some(v.to_string())
+            }
+            _ => None,
+        },
+        Role::SocketAddress => {
+            let (kind, rest) = value.split_once(':')?;
+            matches!(kind.to_ascii_uppercase().as_str(), "EXEC" | "SYSTEM")
+                .then(|| rest.split(',').next().unwrap_or(rest).to_string())
+        }
+        _ => None,
+    }
+}
+
+/// The host a forwarding names: `-W host:port`, `-L [bind:]port:host:hostport`,
+/// `-R [bind:]port:host:hostport`, with `[v6]` hosts.
+fn forwarded_host(value: &str) -> Option<&str> {
+    let mut fields = Vec::new();
+    let mut rest = value;
+    while !rest.is_empty() {
+        if let Some(inner) = rest.strip_prefix('[') {
+            let end = inner.find(']')?;
+            fields.push(&inner[..end]);
+            rest = inner[end + 1..].strip_prefix(':').unwrap_or("");
+        } else {
+            let end = rest.find(':').unwrap_or(rest.len());
+            fields.push(&rest[..end]);
+            rest = rest.get(end + 1..).unwrap_or("");
+        }
+    }
+    match fields.len() {
+        2 => Some(fields[0]),
+        n if n >= 3 => Some(fields[n - 2]),
+        _ => None,
+    }
+}
+
+/// The host of a socat address: `TCP:host:port`, `TCP4-CONNECT:host:port`, `OPENSSL:…`.
+fn socket_host(value: &str) -> Option<&str> {
+    let (kind, rest) = value.split_once(':')?;
+    let kind = kind.to_ascii_uppercase();
+    let connects = [
+        "TCP",
+        "TCP4",
+        "TCP6",
+        "TCP-CONNECT",
+        "TCP4-CONNECT",
+        "TCP6-CONNECT",
+        "OPENSSL",
+        "OPENSSL-CONNECT",
+        "SSL",
+        "UDP",
+        "UDP4",
+        "UDP6",
+        "UDP-CONNECT",
+        "SCTP",
+        "SCTP-CONNECT",
+        "SOCKS4",
+        "SOCKS4A",
+        "SOCKS5",
+        "PROXY",
+    ];
+    if !connects.contains(&kind.as_str()) {
+        return None;
+    }
+    let address = rest.split(',').next().unwrap_or(rest);
+    forwarded_host(address).or(Some(address))
 }
 
 /// `[user@]host[:port]`, `ssh://[user@]host[:port]/…`, `[v6addr]:port` → (user, host).
@@ -111,7 +193,22 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
         Role::SshOption => match ssh_option(value) {
             Some((key, v)) if key == "proxyjump" => resolve(catalog, Role::Jump, v, None),
             Some((key, v)) if key == "hostname" => host(catalog, v, user, Rule::RemoteAccess),
+            // `LocalForward 2222 atlas:22`: the forwarded-to host is the last word's.
+            Some((key, v)) if key == "localforward" || key == "remoteforward" => resolve(
+                catalog,
+                Role::Forward,
+                v.split_whitespace().last().unwrap_or(v),
+                None,
+            ),
             _ => Resolved::Nothing,
+        },
+        Role::Forward => match forwarded_host(value) {
+            Some(h) => host(catalog, h, None, Rule::RemoteAccess),
+            None => Resolved::Nothing,
+        },
+        Role::SocketAddress => match socket_host(value) {
+            Some(h) => host(catalog, h, None, Rule::RemoteAccess),
+            None => Resolved::Nothing,
         },
         Role::Context => named(
             catalog.host(value).map(MeshObject::Machine),

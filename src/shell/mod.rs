@@ -9,6 +9,8 @@
 mod expand;
 mod walk;
 
+pub use walk::is_socket_path;
+
 use std::collections::HashMap;
 
 /// Stands for a part of a word whose value cannot be known from the command text.

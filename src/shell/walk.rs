@@ -398,7 +398,9 @@ impl<'s> Walker<'s> {
                     stdin = Some(Stdin::Text(self.joined(word).join(" ")));
                 }
                 (RedirectTarget::Word(word), RedirectKind::Input) => {
-                    self.joined(word);
+                    // `< /dev/tcp/host/port` opens a connection: kept with the files it
+                    // touches, for the decision to see.
+                    writes.extend(self.joined(word).into_iter().filter(|w| is_socket_path(w)));
                     stdin = Some(Stdin::Unknown);
                 }
                 (
@@ -412,7 +414,7 @@ impl<'s> Walker<'s> {
                     writes.extend(self.joined(word));
                 }
                 (RedirectTarget::Word(word), _) => {
-                    self.joined(word);
+                    writes.extend(self.joined(word).into_iter().filter(|w| is_socket_path(w)));
                 }
             }
         }
@@ -426,6 +428,11 @@ impl<'s> Walker<'s> {
         self.next_stdin = saved;
         self.commands[start.min(self.commands.len())..].to_vec()
     }
+}
+
+/// bash's `/dev/tcp/HOST/PORT` and `/dev/udp/HOST/PORT`: a redirection that connects.
+pub fn is_socket_path(word: &str) -> bool {
+    word.starts_with("/dev/tcp/") || word.starts_with("/dev/udp/")
 }
 
 /// What a command writes on its standard output, when the command text alone tells.
