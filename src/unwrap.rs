@@ -91,6 +91,13 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
             out.push(payload(&command, args.join(" ")));
             return;
         }
+        if program == "source" || program == "." {
+            if let Some(text) = args.first().and_then(|path| file_text(&command, path)) {
+                out.push(payload(&command, text));
+            }
+            out.push(Step::Run(command));
+            return;
+        }
         if let Some(shell) = rules.shell(&program) {
             let scanned = argv::scan(&shell.syntax, &args);
             let has_command_flag = scanned.iter().any(|a| matches!(a, Arg::Option { name, .. } if name.len() == 2 && name.ends_with(shell.command_flag)));
@@ -99,11 +106,19 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
                 if let Some(source) = ops.next() {
                     out.push(payload(&command, source.to_string()));
                 }
-            } else if ops.next().is_none() {
-                // No script file: the shell runs its standard input.
-                match &command.stdin {
-                    Stdin::Text(text) => out.push(payload(&command, text.clone())),
-                    Stdin::Unknown | Stdin::Inherited => {}
+            } else {
+                let reads_stdin = scanned
+                    .iter()
+                    .any(|a| matches!(a, Arg::Option { name, .. } if name == "-s"));
+                let script = match ops.next() {
+                    // No script file (or `-s`, `-`, `/dev/stdin`): the shell runs its input.
+                    None | Some("-" | "/dev/stdin") => stdin_text(&command),
+                    Some(_) if reads_stdin => stdin_text(&command),
+                    // A script the command itself wrote: `bash <(echo …)`, `echo … > s.sh; sh s.sh`.
+                    Some(path) => file_text(&command, path),
+                };
+                if let Some(text) = script {
+                    out.push(payload(&command, text));
                 }
             }
             out.push(Step::Run(command));
@@ -157,6 +172,22 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
         return;
     }
     out.push(Step::UnknownProgram(command));
+}
+
+fn stdin_text(command: &Command) -> Option<String> {
+    match &command.stdin {
+        Stdin::Text(text) => Some(text.clone()),
+        Stdin::Unknown | Stdin::Inherited => None,
+    }
+}
+
+/// The content of a file the command itself wrote, if `path` names one.
+fn file_text(command: &Command, path: &str) -> Option<String> {
+    command
+        .files
+        .iter()
+        .find(|(p, _)| p == path)
+        .map(|(_, text)| text.clone())
 }
 
 fn payload(command: &Command, source: String) -> Step {
@@ -269,8 +300,28 @@ fn xargs(
             .cloned()
             .collect()
     } else {
-        match (&command.stdin, reads_file) {
-            (Stdin::Text(text), false) => text.split_whitespace().map(str::to_string).collect(),
+        // `-0`/`-d X` split the input there; otherwise on blanks (and, with `-I`, lines).
+        let delimiter = scanned.iter().find_map(|a| match a {
+            Arg::Option { name, .. } if name == "-0" || name == "--null" => Some('\0'),
+            Arg::Option {
+                name,
+                value: Some(v),
+            } if name == "-d" || name == "--delimiter" => Some(if v == "\\n" {
+                '\n'
+            } else {
+                v.chars().next().unwrap_or('\n')
+            }),
+            _ => None,
+        });
+        match (&command.stdin, reads_file, delimiter) {
+            (Stdin::Text(text), false, Some(d)) => text
+                .split(d)
+                .filter(|i| !i.is_empty())
+                .map(str::to_string)
+                .collect(),
+            (Stdin::Text(text), false, None) => {
+                text.split_whitespace().map(str::to_string).collect()
+            }
             _ => vec![UNKNOWN.to_string()],
         }
     };

@@ -157,8 +157,16 @@ impl Walker<'_> {
                     self.append_values(pieces, vec![value], quoted);
                 }
                 WordPart::ProcessSubstitution { body, .. } => {
-                    self.nested(body);
-                    append(pieces, "/dev/fd/63");
+                    let commands = self.nested(body);
+                    let path = format!("/dev/fd/{}", self.next_fd);
+                    self.next_fd = self.next_fd.saturating_sub(1).max(3);
+                    // `bash <(echo 'ssh atlas')`: the file's content is that output.
+                    if let [only] = commands.as_slice()
+                        && let Stdin::Text(text) = output_of(only)
+                    {
+                        self.files.insert(path.clone(), text);
+                    }
+                    append(pieces, &path);
                 }
                 WordPart::ArithmeticExpansion {
                     expression_word_ast,

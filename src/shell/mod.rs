@@ -42,6 +42,9 @@ pub struct Command {
     pub stdin: Stdin,
     /// Files its redirections write to.
     pub writes: Vec<String>,
+    /// What the files its words name hold, where the command itself wrote them: a process
+    /// substitution's output (`bash <(echo …)`), a file written earlier (`echo … > s.sh`).
+    pub files: Vec<(String, String)>,
     /// How many payloads (`bash -c`, `eval`, ssh remote commands) it sits inside.
     pub depth: usize,
 }

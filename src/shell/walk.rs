@@ -22,6 +22,12 @@ pub(crate) struct Walker<'s> {
     pub(super) arrays: HashMap<String, Vec<String>>,
     mentioned: Vec<String>,
     mentioned_bytes: usize,
+    /// Files whose content the command itself gave (see [`Command::files`]).
+    pub(super) files: HashMap<String, String>,
+    /// The next process substitution's `/dev/fd` number (bash counts down from 63).
+    pub(super) next_fd: u32,
+    /// `alias name=value` seen earlier in the command.
+    aliases: HashMap<String, String>,
     pub(super) commands: Vec<Command>,
     incomplete: Option<String>,
     /// Input waiting for the next simple command (the right side of a pipe, a redirection
@@ -40,6 +46,9 @@ impl<'s> Walker<'s> {
             arrays: HashMap::new(),
             mentioned: Vec::new(),
             mentioned_bytes: 0,
+            files: HashMap::new(),
+            next_fd: 63,
+            aliases: HashMap::new(),
             commands: Vec::new(),
             incomplete: None,
             next_stdin: None,
@@ -153,8 +162,13 @@ impl<'s> Walker<'s> {
     fn pipe(&mut self, left: &Stmt, right: &Stmt) {
         let start = self.commands.len();
         self.stmt(left);
+        // A simple command (or the last stage of a pipeline) is emitted after the
+        // substitutions in its words: its output is the last command's.
+        let last_stage = matches!(&left.command, Node::Simple(_))
+            || matches!(&left.command, Node::Binary(b) if matches!(b.op, BinaryOp::Pipe | BinaryOp::PipeAll));
         let output = match &self.commands[start.min(self.commands.len())..] {
             [only] => output_of(only),
+            [.., last] if last_stage => output_of(last),
             _ => Stdin::Unknown,
         };
         self.next_stdin = Some(output);
@@ -305,6 +319,24 @@ impl<'s> Walker<'s> {
                 self.assign(name.clone(), [value.clone()]);
             }
         }
+        // `alias s=ssh` earlier in the command: an unquoted program word that names an alias
+        // is its value, as bash expands it where aliases are on.
+        let plain_name = matches!(simple.name.parts.as_slice(), [part] if matches!(part.kind, shuck_ast::WordPart::Literal(_)));
+        for words in &mut alternatives {
+            if words.first().is_some_and(|w| w == "alias") {
+                for definition in &words[1..] {
+                    if let Some((name, value)) = definition.split_once('=') {
+                        self.aliases.insert(name.to_string(), value.to_string());
+                    }
+                }
+            } else if plain_name
+                && let Some(value) = words.first().and_then(|w| self.aliases.get(w))
+            {
+                let expanded = shell_words::split(value)
+                    .unwrap_or_else(|_| value.split_whitespace().map(str::to_string).collect());
+                words.splice(0..1, expanded);
+            }
+        }
         let stdin = self.next_stdin.take();
         for words in alternatives {
             if words.first().is_some_and(|w| w == "read") {
@@ -377,15 +409,26 @@ impl<'s> Walker<'s> {
         }
         writes.extend(self.outer_writes.iter().cloned());
         let stdin = self.next_stdin.take().unwrap_or(Stdin::Inherited);
-        self.commands.push(Command {
+        let files = words
+            .iter()
+            .filter_map(|w| self.files.get(w).map(|text| (w.clone(), text.clone())))
+            .collect();
+        let command = Command {
             words,
             env,
             stdin,
             writes,
+            files,
             depth: self.depth,
-        });
+        };
+        // `echo 'ssh atlas' > s.sh`: what the command wrote is known to later commands.
+        if let Stdin::Text(text) = output_of(&command) {
+            for path in command.writes.iter().filter(|w| !w.starts_with("/dev/")) {
+                self.files.insert(path.clone(), text.clone());
+            }
+        }
+        self.commands.push(command);
     }
-
     fn redirects(&mut self, redirects: &[Redirect]) -> (Option<Stdin>, Vec<String>) {
         let mut stdin = None;
         let mut writes = Vec::new();
@@ -400,8 +443,15 @@ impl<'s> Walker<'s> {
                 (RedirectTarget::Word(word), RedirectKind::Input) => {
                     // `< /dev/tcp/host/port` opens a connection: kept with the files it
                     // touches, for the decision to see.
-                    writes.extend(self.joined(word).into_iter().filter(|w| is_socket_path(w)));
-                    stdin = Some(Stdin::Unknown);
+                    let paths = self.joined(word);
+                    stdin = Some(match paths.as_slice() {
+                        [path] => self
+                            .files
+                            .get(path)
+                            .map_or(Stdin::Unknown, |t| Stdin::Text(t.clone())),
+                        _ => Stdin::Unknown,
+                    });
+                    writes.extend(paths.into_iter().filter(|w| is_socket_path(w)));
                 }
                 (
                     RedirectTarget::Word(word),
@@ -441,18 +491,93 @@ pub(super) fn output_of(command: &Command) -> Stdin {
         .words
         .first()
         .map(|w| w.rsplit('/').next().unwrap_or(w));
+    let args = command.words.get(1..).unwrap_or_default();
     match program {
         Some("echo") => {
-            let args = command.words[1..]
+            let args = args
                 .iter()
                 .skip_while(|w| matches!(w.as_str(), "-n" | "-e" | "-E" | "-ne" | "-en"));
             Stdin::Text(args.cloned().collect::<Vec<_>>().join(" "))
         }
-        Some("printf") => Stdin::Text(command.words[1..].join(" ").replace("\\n", "\n")),
-        Some("cat") if command.words.len() == 1 => match &command.stdin {
+        Some("printf") => match args.split_first() {
+            Some((format, rest)) => Stdin::Text(printf(format, rest)),
+            None => Stdin::Unknown,
+        },
+        // `cat` of nothing, or of files the command wrote, and `tee`, pass text on.
+        Some("cat") if args.is_empty() => command.stdin.clone(),
+        Some("cat") => {
+            let known: Option<Vec<&str>> = args
+                .iter()
+                .map(|a| {
+                    command
+                        .files
+                        .iter()
+                        .find(|(p, _)| p == a)
+                        .map(|(_, t)| t.as_str())
+                })
+                .collect();
+            known.map_or(Stdin::Unknown, |texts| Stdin::Text(texts.concat()))
+        }
+        Some("tee") => match &command.stdin {
             Stdin::Text(text) => Stdin::Text(text.clone()),
             _ => Stdin::Unknown,
         },
         _ => Stdin::Unknown,
+    }
+}
+
+/// `printf FORMAT ARGS…`: `%s`-like conversions take the arguments in turn, and the
+/// format is used again while arguments remain, as bash does; `\n` is a newline.
+fn printf(format: &str, args: &[String]) -> String {
+    let mut out = String::new();
+    let mut rest = args.iter();
+    loop {
+        let mut used = false;
+        let mut chars = format.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '%' => {
+                    // Flags, width and precision come before the conversion letter.
+                    while chars
+                        .next_if(|d| d.is_ascii_digit() || "-+ #.*'".contains(*d))
+                        .is_some()
+                    {}
+                    match chars.next() {
+                        Some('%') => out.push('%'),
+                        Some(_) => {
+                            used = true;
+                            out.push_str(rest.next().map_or("", String::as_str));
+                        }
+                        None => out.push('%'),
+                    }
+                }
+                '\\' => match chars.next() {
+                    Some('n') => out.push('\n'),
+                    Some('t') => out.push('\t'),
+                    Some(other) => out.push(other),
+                    None => out.push('\\'),
+                },
+                _ => out.push(c),
+            }
+        }
+        if !used || rest.len() == 0 || out.len() > 64 * 1024 {
+            return out;
+        }
+    }
+}
+#[cfg(test)]
+mod printf_tests {
+    use super::printf;
+
+    #[test]
+    fn formats_like_bash() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            printf("%s\\n", &args(&["atlas", "orion"])),
+            "atlas\norion\n"
+        );
+        assert_eq!(printf("ssh %s", &args(&["atlas"])), "ssh atlas");
+        assert_eq!(printf("%-5s|%%", &args(&["a"])), "a|%");
+        assert_eq!(printf("plain", &args(&["x"])), "plain");
     }
 }
