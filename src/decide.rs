@@ -147,6 +147,9 @@ struct Walk {
     /// Variables of the script being walked (innermost payload last): every value each
     /// was assigned anywhere in it, the environment its commands may see.
     scopes: Vec<std::rc::Rc<HashMap<String, Vec<String>>>>,
+    /// How many remote commands (`ssh host '…'`) the walk is inside. There, a container's
+    /// or unit's name is the remote machine's business: only machines it reaches count.
+    remote: usize,
 }
 
 impl Walk {
@@ -545,7 +548,9 @@ impl Guard<'_> {
             match operand.role {
                 Role::RemoteCommand => {
                     let source = taken.join(" ");
+                    walk.remote += 1;
                     self.payload(&source, cx.command.depth + 1, &[], walk);
+                    walk.remote -= 1;
                 }
                 Role::Command => {
                     let nested = Command {
@@ -580,6 +585,13 @@ impl Guard<'_> {
     }
 
     fn candidate(&self, role: Role, value: String, cx: &Context, shape: String, walk: &mut Walk) {
+        let local_name = matches!(
+            role,
+            Role::Unit | Role::Container | Role::Service | Role::CopyPath | Role::JournalMatch
+        );
+        if walk.remote > 0 && local_name {
+            return;
+        }
         // Values that are commands in their own right: `rsync -e`, `-o ProxyCommand=`,
         // `-o LocalCommand=`, socat's `EXEC:`.
         if let Some(source) = target::command_in(role, &value) {
