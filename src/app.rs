@@ -216,28 +216,15 @@ fn write_refusal(
     cwd: Option<PathBuf>,
 ) -> Option<Refusal> {
     let protected = paths.protected(cwd);
-    let rules = Rules::default();
-    let catalog = LazyCatalog::ready(Catalog::default());
-    let guard = Guard {
-        rules: &rules,
-        catalog: &catalog,
-        protected: &protected,
-    };
-    if guard.is_protected(path) {
+    if protected.covers(path, None) {
         return Some(Refusal {
-            detail: "it changes the guard's own files (its catalog, rules, record or plugin); those are the operator's".into(),
+            detail: "it changes the guard's own files (its catalog, rules, record or plugin) or the agent's hook settings; those are the operator's".into(),
             ..Refusal::plain(Rule::SelfProtection, &format!("write {path}"), "")
         });
     }
-    let setting = format!("{}=", crate::decide::OVERRIDE_VAR);
-    let exporting = content.contains(&setting)
-        || content.contains(&format!("{} ", crate::decide::OVERRIDE_VAR))
-            && content.contains("export");
-    exporting.then(|| Refusal {
-        detail: format!(
-            "it writes {}, which only the operator may set",
-            crate::decide::OVERRIDE_VAR
-        ),
+    // The guard's variables written where a session starts from (a README may say them).
+    (crate::protect::is_startup_file(path) && crate::protect::assigns_guard_variable(content)).then(|| Refusal {
+        detail: format!("it writes {} or another of the guard's variables into a file a session starts from; only the operator may set them", crate::decide::OVERRIDE_VAR),
         ..Refusal::plain(Rule::Override, &format!("write {path}"), "")
     })
 }

@@ -1,6 +1,6 @@
 //! Where the guard's files are: flags, then environment, then the platform's directories.
 
-use crate::decide::{Protected, normalize_protected};
+use crate::protect::{Protected, lexical};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
@@ -62,6 +62,20 @@ impl Paths {
         if let Some(dirs) = project_dirs() {
             paths.push(absolute(dirs.config_dir()));
         }
+        // The installed binary, and the agent's own hook settings and plugins.
+        paths.extend(std::env::current_exe().ok());
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        for base in home.iter().chain(cwd.iter()) {
+            paths.push(base.join(".claude/settings.json"));
+            paths.push(base.join(".claude/settings.local.json"));
+        }
+        paths.extend(home.iter().map(|h| h.join(".claude/plugins")));
+        // Compared after links are followed, so both forms of each path count.
+        let real: Vec<PathBuf> = paths
+            .iter()
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect();
+        paths.extend(real);
         Protected {
             paths,
             cwd,
@@ -78,5 +92,5 @@ fn absolute(path: &std::path::Path) -> PathBuf {
             .map(|d| d.join(path))
             .unwrap_or_else(|_| path.to_path_buf())
     };
-    normalize_protected(&joined)
+    lexical(&joined)
 }

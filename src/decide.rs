@@ -8,6 +8,7 @@ pub mod target;
 
 use crate::argv::{self, Arg, base_name};
 use crate::catalog::{Catalog, LazyCatalog, MeshObject};
+use crate::protect;
 use crate::rules::{Program, Role, Rules};
 use crate::shell::{self, Command, Script, Stdin, UNKNOWN};
 use crate::unwrap::{Step, unwrap};
@@ -108,14 +109,7 @@ impl Refusal {
     }
 }
 
-/// Where the guard's own files are, for self-protection.
-#[derive(Debug, Clone, Default)]
-pub struct Protected {
-    pub paths: Vec<PathBuf>,
-    /// The working directory relative paths in the command resolve against.
-    pub cwd: Option<PathBuf>,
-    pub home: Option<PathBuf>,
-}
+pub use crate::protect::Protected;
 
 pub struct Guard<'a> {
     pub rules: &'a Rules,
@@ -147,6 +141,8 @@ struct Walk {
     /// Variables of the script being walked (innermost payload last): every value each
     /// was assigned anywhere in it, the environment its commands may see.
     scopes: Vec<std::rc::Rc<HashMap<String, Vec<String>>>>,
+    /// Where the command has `cd`'d to, for the paths after it.
+    cwd: Option<PathBuf>,
     /// How many remote commands (`ssh host '…'`) the walk is inside. There, a container's
     /// or unit's name is the remote machine's business: only machines it reaches count.
     remote: usize,
@@ -247,10 +243,22 @@ impl Guard<'_> {
                 .extend(text.split_whitespace().map(str::to_string));
         }
         self.device_sockets(&command, walk);
+        if command
+            .words
+            .first()
+            .is_some_and(|w| w == "cd" || w == "pushd")
+            && let Some(dir) = command
+                .words
+                .get(1)
+                .filter(|d| !d.contains(UNKNOWN) && !d.starts_with('-'))
+        {
+            let base = walk.cwd.clone();
+            walk.cwd = Some(self.protected.resolve(dir, base.as_deref()));
+        }
         if walk.refusal.is_none() {
             walk.refusal = self
                 .override_attempt(&command)
-                .or_else(|| self.self_protection(&command));
+                .or_else(|| self.self_protection(&command, walk.cwd.as_deref()));
         }
         let mut steps = Vec::new();
         unwrap(self.rules, command, &mut steps);
@@ -326,32 +334,50 @@ impl Guard<'_> {
                 program,
                 "export" | "declare" | "typeset" | "readonly" | "local"
             );
+        let assignment = format!("{OVERRIDE_VAR}=");
         let sets = command.env.iter().any(|(name, _)| name == OVERRIDE_VAR)
             || (assigns
                 && command
                     .words
                     .iter()
                     .skip(1)
-                    .any(|w| w.starts_with(&format!("{OVERRIDE_VAR}="))));
-        let assignment = format!("{OVERRIDE_VAR}=");
-        let writes_it = !command.writes.is_empty()
-            && (command.words.iter().any(|w| w.contains(OVERRIDE_VAR))
-                || matches!(&command.stdin, Stdin::Text(t) if t.contains(&assignment)));
-        let edits_it = command.words.first().is_some_and(|p| {
-            matches!(
-                base_name(p),
-                "tee" | "sed" | "dd" | "install" | "cp" | "mv" | "ln"
-            )
-        }) && (command.words.iter().any(|w| w.contains(&assignment))
-            || matches!(&command.stdin, Stdin::Text(t) if t.contains(&assignment)));
-        (sets || writes_it || edits_it).then(|| Refusal {
-            detail: format!("it sets {OVERRIDE_VAR}, which only the operator may set, in the environment the session starts with"),
-            ..Refusal::plain(Rule::Override, &command.words.join(" "), "")
+                    .any(|w| w.starts_with(&assignment)));
+        // Planted for the sessions to come: written into a startup file, or set in a
+        // session manager's environment.
+        let written_text = command
+            .words
+            .iter()
+            .skip(1)
+            .any(|w| protect::assigns_guard_variable(w))
+            || matches!(&command.stdin, Stdin::Text(t) if protect::assigns_guard_variable(t));
+        let edits = matches!(
+            program,
+            "tee" | "sed" | "dd" | "install" | "cp" | "mv" | "ln" | "perl"
+        );
+        let into_startup_file = command.writes.iter().any(|w| protect::is_startup_file(w))
+            || (edits
+                && command
+                    .words
+                    .iter()
+                    .skip(1)
+                    .any(|w| protect::is_startup_file(w)));
+        let plants =
+            (written_text && into_startup_file) || protect::sets_future_environment(&command.words);
+        (sets || plants).then(|| Refusal {
+            detail: format!("it sets {OVERRIDE_VAR} or another of the guard's variables, which only the operator may set, in the environment a session starts with"),
+            ..Refusal::plain(Rule::Override, &shown(command), "")
         })
     }
 
     /// The guard's own catalog, rules, record and plugin are not the agent's to change.
-    fn self_protection(&self, command: &Command) -> Option<Refusal> {
+    fn self_protection(&self, command: &Command, cwd: Option<&Path>) -> Option<Refusal> {
+        if protect::disables_plugin(&command.words) {
+            return Some(Refusal {
+                detail: "it turns the guard's plugin off; that is the operator's to do".into(),
+                target: "mesh-guard".into(),
+                ..Refusal::plain(Rule::SelfProtection, &shown(command), "")
+            });
+        }
         if self.protected.paths.is_empty() {
             return None;
         }
@@ -394,31 +420,21 @@ impl Guard<'_> {
                     .map(|w| w.strip_prefix("of=").unwrap_or(w).to_string()),
             );
         }
-        let hit = touched.iter().find(|w| self.is_protected(w))?;
+        let hit = touched.iter().find(|w| self.protected.covers(w, cwd))?;
         let what = if program.starts_with("sqlite") || program == "litecli" {
             "opens the guard's audit record with another client"
         } else {
-            "changes the guard's own files (its catalog, rules, record or plugin)"
+            "changes the guard's own files (its catalog, rules, record, binary or plugin) or the agent's hook settings"
         };
         Some(Refusal {
             detail: format!("it {what}; those are the operator's"),
             target: base_name(hit).to_string(),
-            ..Refusal::plain(Rule::SelfProtection, &command.words.join(" "), "")
+            ..Refusal::plain(Rule::SelfProtection, &shown(command), "")
         })
     }
 
     pub fn is_protected(&self, word: &str) -> bool {
-        if word.is_empty() || word.starts_with('-') || word.contains(UNKNOWN) {
-            return false;
-        }
-        let path = resolve_path(word, self.protected);
-        self.protected.paths.iter().any(|p| {
-            path.starts_with(p) || {
-                let (p, w) = (p.to_string_lossy(), path.to_string_lossy());
-                w.strip_prefix(p.as_ref())
-                    .is_some_and(|rest| matches!(rest, "-wal" | "-shm" | "-journal"))
-            }
-        })
+        self.protected.covers(word, None)
     }
 
     fn mentions_guarded_program(&self, text: &str) -> bool {
@@ -730,30 +746,24 @@ fn names_mesh_object(catalog: &Catalog, word: &str) -> Option<MeshObject> {
     .find_map(|piece| catalog.object(piece))
 }
 
-/// A path word as the program would open it: `~` is home, relative is under the cwd, and
-/// `.`/`..` are resolved without touching the file system.
-fn resolve_path(word: &str, protected: &Protected) -> PathBuf {
-    let expanded = match (word.strip_prefix("~/"), &protected.home) {
-        (Some(rest), Some(home)) => home.join(rest),
-        _ => PathBuf::from(word),
-    };
-    let absolute = match (&protected.cwd, expanded.is_absolute()) {
-        (Some(cwd), false) => cwd.join(expanded),
-        _ => expanded,
-    };
-    let mut out = PathBuf::new();
-    for part in absolute.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
+/// A command as the message shows it: its words, and the assignments it makes
+/// (`export MESH_GUARD_OVERRIDE=x`, whose words alone are `export`).
+fn shown(command: &Command) -> String {
+    let mut parts: Vec<String> = command
+        .env
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect();
+    if command.words.first().is_some_and(|w| {
+        matches!(
+            w.as_str(),
+            "export" | "declare" | "typeset" | "readonly" | "local"
+        )
+    }) {
+        parts.insert(0, command.words[0].clone());
+        parts.extend(command.words[1..].iter().cloned());
+    } else {
+        parts.extend(command.words.iter().cloned());
     }
-    out
-}
-
-pub fn normalize_protected(path: &Path) -> PathBuf {
-    resolve_path(&path.to_string_lossy(), &Protected::default())
+    parts.join(" ")
 }

@@ -76,3 +76,4 @@ pub fn main_with(args: cli::Args) -> i32 {
         }
     }
 }
+pub mod protect;
