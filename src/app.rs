@@ -121,10 +121,7 @@ pub fn suggestions(catalog: &Catalog, refusal: &Refusal) -> Vec<Suggestion> {
 
 /// The refusal for what went wrong before a decision could be made.
 pub fn fail_closed(detail: &str) -> String {
-    message::render(
-        &Refusal::plain(Rule::FailClosed, "this command", detail),
-        &[],
-    )
+    message::render(&Refusal::plain(Rule::FailClosed, "", detail), &[])
 }
 
 fn load_rules(paths: &Paths) -> Result<Rules, String> {
@@ -331,11 +328,14 @@ fn load_catalog(paths: &Paths) -> Result<Catalog, i32> {
 fn catalog_check(paths: &Paths) -> i32 {
     match catalog::load(&paths.catalog) {
         Ok(c) => {
+            let count = |n: usize, one: &str, many: &str| {
+                format!("{n} {}", if n == 1 { one } else { many })
+            };
             outln!(
-                "{}: valid ({} machines, {} tools)",
+                "{}: valid ({}, {})",
                 paths.catalog.display(),
-                c.machine_count(),
-                c.tools().len()
+                count(c.machine_count(), "machine", "machines"),
+                count(c.tools().len(), "tool", "tools")
             );
             0
         }

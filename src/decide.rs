@@ -141,6 +141,9 @@ struct Walk {
     /// Variables of the script being walked (innermost payload last): every value each
     /// was assigned anywhere in it, the environment its commands may see.
     scopes: Vec<std::rc::Rc<HashMap<String, Vec<String>>>>,
+    /// A guarded program runs: the catalog must be read (and valid), even where no target
+    /// was found (`docker build .` with a broken catalog is refused, as the contract says).
+    guarded: bool,
     /// Where the command has `cd`'d to, for the paths after it.
     cwd: Option<PathBuf>,
     /// How many remote commands (`ssh host '…'`) the walk is inside. There, a container's
@@ -195,6 +198,7 @@ impl Guard<'_> {
             return Decision::Refuse(Refusal::plain(Rule::Unverifiable, source, why));
         }
         let quick_pass = walk.candidates.is_empty()
+            && !walk.guarded
             && walk.unknown_programs.is_empty()
             && walk
                 .unparsable
@@ -451,6 +455,7 @@ impl Guard<'_> {
         let Some(spec) = self.rules.program(program) else {
             return;
         };
+        walk.guarded = true;
         let mut args: Vec<String> = command.words[1..].to_vec();
         let (spec, name) = match spec.same_as.split_first() {
             Some((real, sub)) => match self.rules.program(real) {

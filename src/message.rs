@@ -58,10 +58,17 @@ pub fn render(refusal: &Refusal, instead: &[Suggestion]) -> String {
                 refusal.detail
             )
         }
-        Rule::FailClosed => format!(
-            "Tell the operator: mesh-guard could not check `{command}`: {}; it refuses what it cannot check. {NOTHING_ELSE}",
-            refusal.detail
-        ),
+        Rule::FailClosed => {
+            let what = if command.is_empty() {
+                "the proposed command".to_string()
+            } else {
+                format!("`{command}`")
+            };
+            format!(
+                "Tell the operator: mesh-guard could not check {what}: {}; it refuses what it cannot check. {NOTHING_ELSE}",
+                refusal.detail
+            )
+        }
     };
     cap(text)
 }

@@ -478,6 +478,14 @@ pub(super) fn build(
             )),
         }
     }
+    // A catalog says which format it is written in, once.
+    if !once.contains_key("version") {
+        b.errors.push(CatalogError {
+            file: sources.first().map(|s| s.path.clone()).unwrap_or_default(),
+            line: None,
+            message: "the catalog has no `version = 1` (write it once, in any of its files)".into(),
+        });
+    }
     // Module machine lists are checked once every file's machines are known.
     for (machine, error) in std::mem::take(&mut b.module_machines) {
         if !b.catalog.machine_by_name.contains_key(&machine) {
@@ -513,6 +521,16 @@ impl Builder {
         if key.is_empty() {
             self.errors
                 .push(source.error(Some(name.span().start), "a machine name may not be empty"));
+            return;
+        }
+        if key.contains(|c: char| c.is_whitespace() || matches!(c, '/' | '@' | ',')) {
+            self.errors.push(source.error(
+                Some(name.span().start),
+                format!(
+                    "`{}` is not a host name (no spaces, `/`, `@` or `,`)",
+                    name.get_ref()
+                ),
+            ));
             return;
         }
         match self.catalog.machine_by_name.entry(key) {
