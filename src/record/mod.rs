@@ -111,6 +111,7 @@ impl Event {
             cwd: String::new(),
             user: env_nonempty("USER")
                 .or_else(|| env_nonempty("LOGNAME"))
+                .or_else(user_from_uid)
                 .unwrap_or_default(),
             host: host_name(),
             command: String::new(),
@@ -132,6 +133,25 @@ pub fn now_ms() -> i64 {
 
 fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The process's user when the environment does not say: its uid's name in
+/// `/etc/passwd`, or `uid N`.
+fn user_from_uid() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let uid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))?
+        .split_whitespace()
+        .next()?
+        .to_string();
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    let name = passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        (fields.nth(1)? == uid).then(|| name.to_string())
+    });
+    Some(name.unwrap_or_else(|| format!("uid {uid}")))
 }
 
 fn host_name() -> String {
