@@ -62,25 +62,15 @@ impl Paths {
         if let Some(dirs) = project_dirs() {
             paths.push(absolute(dirs.config_dir()));
         }
-        // The installed binary, and the agent's own hook settings and plugins.
-        paths.extend(std::env::current_exe().ok());
+        // The agent's own hook settings and plugins (the binary is added when first needed).
         let home = std::env::var_os("HOME").map(PathBuf::from);
         for base in home.iter().chain(cwd.iter()) {
             paths.push(base.join(".claude/settings.json"));
             paths.push(base.join(".claude/settings.local.json"));
         }
         paths.extend(home.iter().map(|h| h.join(".claude/plugins")));
-        // Compared after links are followed, so both forms of each path count.
-        let real: Vec<PathBuf> = paths
-            .iter()
-            .filter_map(|p| std::fs::canonicalize(p).ok())
-            .collect();
-        paths.extend(real);
-        Protected {
-            paths,
-            cwd,
-            home: std::env::var_os("HOME").map(PathBuf::from),
-        }
+        // Links are followed, and the binary added, when a command first writes a file.
+        Protected::new(paths, cwd, home)
     }
 }
 

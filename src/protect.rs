@@ -32,9 +32,36 @@ pub struct Protected {
     /// The working directory relative paths in the command resolve against.
     pub cwd: Option<PathBuf>,
     pub home: Option<PathBuf>,
+    /// The paths with links followed, and the running binary: found on first use, as
+    /// most commands write nothing and should not pay for the file system calls.
+    real: std::cell::OnceCell<Vec<PathBuf>>,
 }
 
 impl Protected {
+    pub fn new(paths: Vec<PathBuf>, cwd: Option<PathBuf>, home: Option<PathBuf>) -> Protected {
+        Protected {
+            paths,
+            cwd,
+            home,
+            real: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn all_paths(&self) -> &[PathBuf] {
+        self.real.get_or_init(|| {
+            let mut all = self.paths.clone();
+            if !all.is_empty() {
+                all.extend(std::env::current_exe().ok());
+            }
+            let real: Vec<PathBuf> = all
+                .iter()
+                .filter_map(|p| std::fs::canonicalize(p).ok())
+                .collect();
+            all.extend(real);
+            all
+        })
+    }
+
     /// Whether `word`, as a path opened from `cwd` (the command's own `cd` wins over the
     /// event's), is one of the guard's files or under one of its directories. A link is
     /// followed, so a symlink to the catalog is the catalog.
@@ -53,7 +80,7 @@ impl Protected {
             .into_iter()
             .flatten()
             .any(|candidate| {
-                self.paths.iter().any(|p| {
+                self.all_paths().iter().any(|p| {
                     candidate.starts_with(p) || {
                         let (p, w) = (p.to_string_lossy(), candidate.to_string_lossy());
                         w.strip_prefix(p.as_ref())
@@ -182,11 +209,7 @@ mod tests {
         std::fs::write(guarded.join("catalog.toml"), "").unwrap();
         let link = dir.join("link");
         let _ = std::os::unix::fs::symlink(&guarded, &link);
-        let protected = Protected {
-            paths: vec![guarded.clone()],
-            cwd: Some(PathBuf::from("/")),
-            home: None,
-        };
+        let protected = Protected::new(vec![guarded.clone()], Some(PathBuf::from("/")), None);
         assert!(protected.covers("catalog.toml", Some(&guarded)));
         assert!(protected.covers(&link.join("catalog.toml").to_string_lossy(), None));
         assert!(protected.covers(&link.join("new.toml").to_string_lossy(), None));

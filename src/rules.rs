@@ -11,20 +11,22 @@ use std::fmt;
 use std::path::Path;
 use std::rc::Rc;
 
+mod names {
+    include!(concat!(env!("OUT_DIR"), "/names.rs"));
+}
+
 macro_rules! built_in {
     ($name:literal) => {
         (
             concat!($name, ".toml"),
             include_str!(concat!("../rules/", $name, ".toml")),
             include_str!(concat!(env!("OUT_DIR"), "/", $name, ".json")),
-            include_str!(concat!(env!("OUT_DIR"), "/", $name, ".names")),
         )
     };
 }
 
-/// Each built-in rules file, as written, as converted to JSON by `build.rs`, and the
-/// names it defines.
-const BUILT_IN: [(&str, &str, &str, &str); 6] = [
+/// Each built-in rules file, as written and as converted to JSON by `build.rs`.
+const BUILT_IN: [(&str, &str, &str); 6] = [
     built_in!("ssh"),
     built_in!("docker"),
     built_in!("systemd"),
@@ -334,10 +336,10 @@ impl Rules {
     /// The tables of the last built-in file that defines `name` as a `kind`.
     fn built_in_for(&self, kind: Kind, name: &str) -> Option<&Tables> {
         let cells = self.built_in.as_ref()?;
-        let line = format!("\n{} {name}\n", kind.key());
-        let at = BUILT_IN
-            .iter()
-            .rposition(|(.., names)| names.contains(&line))?;
+        let found = names::NAMES
+            .binary_search_by(|(k, n, _)| (*k, *n).cmp(&(kind.key(), name)))
+            .ok()?;
+        let at = names::NAMES[found].2;
         Some(cells[at].get_or_init(|| built_in_tables(at)))
     }
 
@@ -393,7 +395,7 @@ impl Rules {
 /// A built-in file's tables: from its JSON form (the same data, read faster), or from the
 /// TOML, which names the line of a mistake, should the JSON be missing.
 fn built_in_tables(at: usize) -> Tables {
-    let (name, text, json, _) = BUILT_IN[at];
+    let (name, text, json) = BUILT_IN[at];
     let file = serde_json::from_str::<RulesFile>(json)
         .or_else(|_| parse_toml(name, text))
         .unwrap_or_default();
@@ -418,7 +420,7 @@ mod tests {
 
     #[test]
     fn built_in_rules_are_read_from_json_as_from_toml() {
-        for (name, text, json, _) in BUILT_IN {
+        for (name, text, json) in BUILT_IN {
             let fast: RulesFile =
                 serde_json::from_str(json).unwrap_or_else(|e| panic!("{name}: {e}"));
             let slow: RulesFile = toml::from_str(text).unwrap();
@@ -483,7 +485,7 @@ mod tests {
     #[test]
     fn every_built_in_name_is_found_in_its_file() {
         let rules = Rules::load(None).unwrap();
-        for (file, _, json, _) in BUILT_IN {
+        for (file, _, json) in BUILT_IN {
             let parsed: RulesFile = serde_json::from_str(json).unwrap();
             for p in &parsed.program {
                 for n in &p.names {
