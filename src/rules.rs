@@ -179,6 +179,14 @@ pub struct Wrapper {
     pub shell_rest: bool,
     #[serde(default)]
     pub no_program: bool,
+    /// Every operand is a shell command string (`trap 'CMD' EXIT`, `tmux new 'CMD'`); the
+    /// wrapper runs no program of its own words.
+    #[serde(default)]
+    pub shell_operands: bool,
+    /// The words after this option are the program and its arguments (`xterm -e PROGRAM…`);
+    /// without it the wrapper runs no program.
+    #[serde(default)]
+    pub command_option: Vec<String>,
     #[serde(default)]
     pub inert: Vec<String>,
 }

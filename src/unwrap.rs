@@ -48,6 +48,21 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
                     return xargs(rules, command, wrapper, &args, out);
                 }
             }
+            // `xterm -geometry 80x24 -e PROGRAM…`: where the option is, the program begins.
+            if !wrapper.command_option.is_empty() {
+                match args.iter().position(|a| wrapper.command_option.contains(a)) {
+                    // `xfce4-terminal -e 'CMD ARGS'`: one word is a command line.
+                    Some(at) if args.len() == at + 2 => {
+                        out.push(payload(&command, args[at + 1].clone()));
+                        return;
+                    }
+                    Some(at) => {
+                        command.words = args[at + 1..].to_vec();
+                        continue;
+                    }
+                    None => return,
+                }
+            }
             let scanned = argv::scan(&wrapper.syntax, &args);
             if argv::has(&scanned, &wrapper.inert) {
                 return;
@@ -61,6 +76,13 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
                 {
                     out.push(payload(&command, value.clone()));
                 }
+            }
+            if wrapper.shell_operands {
+                // Options are read anywhere: `tmux new -d 'CMD'`, `trap 'CMD' INT TERM`.
+                for source in argv::operands(&scanned) {
+                    out.push(payload(&command, source.to_string()));
+                }
+                return;
             }
             if wrapper.no_program {
                 return;
