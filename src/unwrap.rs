@@ -41,6 +41,11 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
         let args: Vec<String> = command.words[1..].to_vec();
         if let Some(wrapper) = rules.wrapper(&program) {
             match wrapper.kind {
+                // `systemd-run -H atlas PROGRAM`: a wrapper that is also a guarded program
+                // is checked as itself too.
+                WrapperKind::Prefix if rules.program(&program).is_some() => {
+                    out.push(Step::Run(command.clone()));
+                }
                 WrapperKind::Prefix => {}
                 WrapperKind::Find => return find_exec(rules, &command, &args, out),
                 WrapperKind::Fd => return fd_exec(rules, &command, wrapper, &args, out),
