@@ -582,6 +582,14 @@ impl Guard<'_> {
                     self.command(nested, walk);
                 }
                 Role::Ignore => {}
+                // `git config NAME VALUE`: each word with the next, as `NAME=VALUE`.
+                Role::GitConfig => {
+                    for pair in taken.windows(2) {
+                        let setting = format!("{}={}", pair[0], pair[1]);
+                        let shape = format!("{} <arg>", cx.shape.join(" "));
+                        self.candidate(Role::GitConfig, setting, &cx, shape, walk);
+                    }
+                }
                 Role::Verb => cx.shape.extend(taken.iter().map(|s| s.to_string())),
                 role => {
                     for value in taken {
@@ -612,6 +620,28 @@ impl Guard<'_> {
         );
         if walk.remote > 0 && local_name {
             return;
+        }
+        match role {
+            Role::GitConfig => {
+                match target::git_config(&value) {
+                    target::GitConfig::Command(source) => {
+                        self.payload(source, cx.command.depth + 1, &[], walk);
+                    }
+                    target::GitConfig::Url(url) => {
+                        self.candidate(Role::GitUrl, url.to_string(), cx, shape, walk);
+                    }
+                    target::GitConfig::Nothing => {}
+                }
+                return;
+            }
+            Role::GitUrl => match target::git_url(&value) {
+                target::GitUrl::Command(source) => {
+                    return self.payload(&source, cx.command.depth + 1, &[], walk);
+                }
+                target::GitUrl::Local => return,
+                target::GitUrl::Remote(_) => {}
+            },
+            _ => {}
         }
         // Values that are commands in their own right: `rsync -e`, `-o ProxyCommand=`,
         // `-o LocalCommand=`, socat's `EXEC:`.

@@ -69,6 +69,12 @@ pub enum Role {
     CopyPath,
     /// `journalctl _SYSTEMD_UNIT=x CONTAINER_NAME=y`.
     JournalMatch,
+    /// A git repository: `[user@]host:path`, `ssh://…` (as `host-path`), `ext::COMMAND`
+    /// (a shell command); a local path or a remote's name names nothing.
+    GitUrl,
+    /// git's `-c NAME=VALUE` (or, as operands, `git config NAME VALUE`): a value that git
+    /// runs (`core.sshCommand`, a `!` alias) is a shell command; `remote.*.url` a git URL.
+    GitConfig,
     /// The rest of the words, joined, is a shell command run on the target.
     RemoteCommand,
     /// The rest of the words are a program and its arguments.
