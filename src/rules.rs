@@ -43,6 +43,8 @@ pub enum Role {
     HostPath,
     /// `-J host1,host2`.
     Jump,
+    /// Hosts in a list or pattern: `a,b`, `"a b"`, ansible's `a:b:!c`.
+    HostList,
     /// `-o ProxyJump=…`, `-o HostName=…`, `-o ProxyCommand=…`, `-o User=…`.
     SshOption,
     /// A forwarding: `-W host:port`, `-L [bind:]port:host:hostport`.

@@ -34,7 +34,7 @@ pub(super) fn placeholder(role: Role) -> &'static str {
         Role::Unit => "unit",
         Role::Container | Role::Service | Role::CopyPath => "container",
         Role::JournalMatch => "match",
-        Role::GitUrl => "machine",
+        Role::GitUrl | Role::HostList => "machine",
         Role::User
         | Role::Rsh
         | Role::GitConfig
@@ -249,6 +249,16 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
             }
             _ => Resolved::Nothing,
         },
+        // Each piece is taken whole (`user@host:port`) and split at `:` (ansible's
+        // `a:b`); an address with colons is taken whole.
+        Role::HostList => value
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .map(|piece| piece.trim_start_matches(['!', '&']))
+            .filter(|piece| !piece.is_empty())
+            .flat_map(|piece| std::iter::once(piece).chain(piece.split(':').skip(1)))
+            .map(|hop| host(catalog, hop, user, Rule::RemoteAccess))
+            .find(|r| !matches!(r, Resolved::Nothing | Resolved::Forge(_)))
+            .unwrap_or(Resolved::Nothing),
         Role::GitUrl => match git_url(value) {
             GitUrl::Remote(url) => resolve(catalog, Role::HostPath, &url, user),
             GitUrl::Command(_) | GitUrl::Local => Resolved::Nothing,
