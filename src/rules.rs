@@ -57,6 +57,12 @@ pub enum Role {
     Rsh,
     /// A container engine's daemon address: `ssh://host`, `tcp://host:port`.
     DaemonHost,
+    /// `docker context create --docker host=ssh://atlas,ca=…`: `host=` is a daemon address.
+    DaemonEndpoint,
+    /// `docker events --filter container=NAME`: a `container=` filter names a container.
+    ContainerFilter,
+    /// `journalctl -t ID`: a syslog identifier, named after a container, unit or module.
+    Identifier,
     /// A container engine context, named after the machine it reaches.
     Context,
     /// A systemd unit, with or without `.service`.

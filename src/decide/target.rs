@@ -34,7 +34,9 @@ pub(super) fn placeholder(role: Role) -> &'static str {
         Role::Unit => "unit",
         Role::Container | Role::Service | Role::CopyPath => "container",
         Role::JournalMatch => "match",
-        Role::GitUrl | Role::HostList => "machine",
+        Role::GitUrl | Role::HostList | Role::DaemonEndpoint => "machine",
+        Role::ContainerFilter => "container",
+        Role::Identifier => "match",
         Role::User
         | Role::Rsh
         | Role::GitConfig
@@ -244,6 +246,7 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
             Some(("_SYSTEMD_UNIT" | "UNIT" | "USER_UNIT" | "_SYSTEMD_USER_UNIT", unit)) => {
                 named(catalog.unit(unit), unit, Rule::MeshUnit)
             }
+            Some(("SYSLOG_IDENTIFIER", id)) => identifier(catalog, id),
             Some(("CONTAINER_NAME" | "CONTAINER_TAG", name)) => {
                 named(catalog.container(name), name, Rule::MeshContainer)
             }
@@ -259,6 +262,17 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
             .map(|hop| host(catalog, hop, user, Rule::RemoteAccess))
             .find(|r| !matches!(r, Resolved::Nothing | Resolved::Forge(_)))
             .unwrap_or(Resolved::Nothing),
+        Role::DaemonEndpoint => value
+            .split(',')
+            .find_map(|pair| pair.strip_prefix("host="))
+            .map_or(Resolved::Nothing, |h| {
+                host(catalog, h, None, Rule::RemoteDaemon)
+            }),
+        Role::ContainerFilter => match value.split_once('=') {
+            Some(("container", name)) => named(catalog.container(name), name, Rule::MeshContainer),
+            _ => Resolved::Nothing,
+        },
+        Role::Identifier => identifier(catalog, value),
         Role::GitUrl => match git_url(value) {
             GitUrl::Remote(url) => resolve(catalog, Role::HostPath, &url, user),
             GitUrl::Command(_) | GitUrl::Local => Resolved::Nothing,
@@ -270,6 +284,18 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
         | Role::Command
         | Role::Verb
         | Role::Ignore => Resolved::Nothing,
+    }
+}
+
+/// A syslog identifier: a mesh container's, unit's (with or without `.service`) or module's.
+fn identifier(catalog: &Catalog, id: &str) -> Resolved {
+    match catalog.container(id) {
+        Some(object) => named(Some(object), id, Rule::MeshContainer),
+        None => named(
+            catalog.unit(id).or_else(|| catalog.module(id)),
+            id,
+            Rule::MeshUnit,
+        ),
     }
 }
 
