@@ -455,7 +455,7 @@ impl Guard<'_> {
         let Some(spec) = self.rules.program(program) else {
             return;
         };
-        walk.guarded = true;
+        walk.guarded |= !spec.only_by_target;
         let mut args: Vec<String> = command.words[1..].to_vec();
         let (spec, name) = match spec.same_as.split_first() {
             Some((real, sub)) => match self.rules.program(real) {
@@ -616,7 +616,13 @@ impl Guard<'_> {
     fn candidate(&self, role: Role, value: String, cx: &Context, shape: String, walk: &mut Walk) {
         let local_name = matches!(
             role,
-            Role::Unit | Role::Container | Role::Service | Role::CopyPath | Role::JournalMatch
+            Role::Unit
+                | Role::Container
+                | Role::Service
+                | Role::CopyPath
+                | Role::JournalMatch
+                | Role::Identifier
+                | Role::ContainerFilter
         );
         if walk.remote > 0 && local_name {
             return;

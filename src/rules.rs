@@ -159,6 +159,10 @@ pub struct Program {
     /// This program is another one's spelling: `docker-compose` is `docker compose`.
     #[serde(default)]
     pub same_as: Vec<String>,
+    /// The program reaches a machine only through a target it names (`git commit` names
+    /// none): run without one, it needs no catalog, and a broken catalog does not stop it.
+    #[serde(default)]
+    pub only_by_target: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -356,6 +360,10 @@ impl Rules {
     /// The tables of the last built-in file that defines `name` as a `kind`.
     fn built_in_for(&self, kind: Kind, name: &str) -> Option<&Tables> {
         let cells = self.built_in.as_ref()?;
+        // No rule has an empty name: a split of `((((…` asks for thousands.
+        if name.is_empty() {
+            return None;
+        }
         let line = format!("\n{} {name}\n", kind.key());
         let at = BUILT_IN
             .iter()
@@ -408,7 +416,7 @@ impl Rules {
     /// Whether `name` is a program the guard refuses at mesh targets (for the quick pass
     /// that decides whether the catalog is needed at all).
     pub fn is_guarded(&self, name: &str) -> bool {
-        self.program(name).is_some()
+        self.program(name).is_some_and(|p| !p.only_by_target)
     }
 }
 
