@@ -455,7 +455,7 @@ impl Guard<'_> {
         let Some(spec) = self.rules.program(program) else {
             return;
         };
-        walk.guarded = true;
+        walk.guarded |= !spec.only_by_target;
         let mut args: Vec<String> = command.words[1..].to_vec();
         let (spec, name) = match spec.same_as.split_first() {
             Some((real, sub)) => match self.rules.program(real) {
@@ -582,6 +582,14 @@ impl Guard<'_> {
                     self.command(nested, walk);
                 }
                 Role::Ignore => {}
+                // `git config NAME VALUE`: each word with the next, as `NAME=VALUE`.
+                Role::GitConfig => {
+                    for pair in taken.windows(2) {
+                        let setting = format!("{}={}", pair[0], pair[1]);
+                        let shape = format!("{} <arg>", cx.shape.join(" "));
+                        self.candidate(Role::GitConfig, setting, &cx, shape, walk);
+                    }
+                }
                 Role::Verb => cx.shape.extend(taken.iter().map(|s| s.to_string())),
                 role => {
                     for value in taken {
@@ -608,10 +616,38 @@ impl Guard<'_> {
     fn candidate(&self, role: Role, value: String, cx: &Context, shape: String, walk: &mut Walk) {
         let local_name = matches!(
             role,
-            Role::Unit | Role::Container | Role::Service | Role::CopyPath | Role::JournalMatch
+            Role::Unit
+                | Role::Container
+                | Role::Service
+                | Role::CopyPath
+                | Role::JournalMatch
+                | Role::Identifier
+                | Role::ContainerFilter
         );
         if walk.remote > 0 && local_name {
             return;
+        }
+        match role {
+            Role::GitConfig => {
+                match target::git_config(&value) {
+                    target::GitConfig::Command(source) => {
+                        self.payload(source, cx.command.depth + 1, &[], walk);
+                    }
+                    target::GitConfig::Url(url) => {
+                        self.candidate(Role::GitUrl, url.to_string(), cx, shape, walk);
+                    }
+                    target::GitConfig::Nothing => {}
+                }
+                return;
+            }
+            Role::GitUrl => match target::git_url(&value) {
+                target::GitUrl::Command(source) => {
+                    return self.payload(&source, cx.command.depth + 1, &[], walk);
+                }
+                target::GitUrl::Local => return,
+                target::GitUrl::Remote(_) => {}
+            },
+            _ => {}
         }
         // Values that are commands in their own right: `rsync -e`, `-o ProxyCommand=`,
         // `-o LocalCommand=`, socat's `EXEC:`.

@@ -45,6 +45,8 @@ pub enum Role {
     HostPath,
     /// `-J host1,host2`.
     Jump,
+    /// Hosts in a list or pattern: `a,b`, `"a b"`, ansible's `a:b:!c`.
+    HostList,
     /// `-o ProxyJump=…`, `-o HostName=…`, `-o ProxyCommand=…`, `-o User=…`.
     SshOption,
     /// A forwarding: `-W host:port`, `-L [bind:]port:host:hostport`.
@@ -57,6 +59,12 @@ pub enum Role {
     Rsh,
     /// A container engine's daemon address: `ssh://host`, `tcp://host:port`.
     DaemonHost,
+    /// `docker context create --docker host=ssh://atlas,ca=…`: `host=` is a daemon address.
+    DaemonEndpoint,
+    /// `docker events --filter container=NAME`: a `container=` filter names a container.
+    ContainerFilter,
+    /// `journalctl -t ID`: a syslog identifier, named after a container, unit or module.
+    Identifier,
     /// A container engine context, named after the machine it reaches.
     Context,
     /// A systemd unit, with or without `.service`.
@@ -71,6 +79,12 @@ pub enum Role {
     CopyPath,
     /// `journalctl _SYSTEMD_UNIT=x CONTAINER_NAME=y`.
     JournalMatch,
+    /// A git repository: `[user@]host:path`, `ssh://…` (as `host-path`), `ext::COMMAND`
+    /// (a shell command); a local path or a remote's name names nothing.
+    GitUrl,
+    /// git's `-c NAME=VALUE` (or, as operands, `git config NAME VALUE`): a value that git
+    /// runs (`core.sshCommand`, a `!` alias) is a shell command; `remote.*.url` a git URL.
+    GitConfig,
     /// The rest of the words, joined, is a shell command run on the target.
     RemoteCommand,
     /// The rest of the words are a program and its arguments.
@@ -147,6 +161,10 @@ pub struct Program {
     /// This program is another one's spelling: `docker-compose` is `docker compose`.
     #[serde(default)]
     pub same_as: Vec<String>,
+    /// The program reaches a machine only through a target it names (`git commit` names
+    /// none): run without one, it needs no catalog, and a broken catalog does not stop it.
+    #[serde(default)]
+    pub only_by_target: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -181,6 +199,14 @@ pub struct Wrapper {
     pub shell_rest: bool,
     #[serde(default)]
     pub no_program: bool,
+    /// Every operand is a shell command string (`trap 'CMD' EXIT`, `tmux new 'CMD'`); the
+    /// wrapper runs no program of its own words.
+    #[serde(default)]
+    pub shell_operands: bool,
+    /// The words after this option are the program and its arguments (`xterm -e PROGRAM…`);
+    /// without it the wrapper runs no program.
+    #[serde(default)]
+    pub command_option: Vec<String>,
     #[serde(default)]
     pub inert: Vec<String>,
 }
@@ -388,7 +414,7 @@ impl Rules {
     /// Whether `name` is a program the guard refuses at mesh targets (for the quick pass
     /// that decides whether the catalog is needed at all).
     pub fn is_guarded(&self, name: &str) -> bool {
-        self.program(name).is_some()
+        self.program(name).is_some_and(|p| !p.only_by_target)
     }
 }
 

@@ -41,11 +41,31 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
         let args: Vec<String> = command.words[1..].to_vec();
         if let Some(wrapper) = rules.wrapper(&program) {
             match wrapper.kind {
+                // `systemd-run -H atlas PROGRAM`: a wrapper that is also a guarded program
+                // is checked as itself too.
+                WrapperKind::Prefix if rules.program(&program).is_some() => {
+                    out.push(Step::Run(command.clone()));
+                }
                 WrapperKind::Prefix => {}
                 WrapperKind::Find => return find_exec(rules, &command, &args, out),
                 WrapperKind::Fd => return fd_exec(rules, &command, wrapper, &args, out),
                 WrapperKind::Xargs | WrapperKind::Parallel => {
                     return xargs(rules, command, wrapper, &args, out);
+                }
+            }
+            // `xterm -geometry 80x24 -e PROGRAM…`: where the option is, the program begins.
+            if !wrapper.command_option.is_empty() {
+                match args.iter().position(|a| wrapper.command_option.contains(a)) {
+                    // `xfce4-terminal -e 'CMD ARGS'`: one word is a command line.
+                    Some(at) if args.len() == at + 2 => {
+                        out.push(payload(&command, args[at + 1].clone()));
+                        return;
+                    }
+                    Some(at) => {
+                        command.words = args[at + 1..].to_vec();
+                        continue;
+                    }
+                    None => return,
                 }
             }
             let scanned = argv::scan(&wrapper.syntax, &args);
@@ -61,6 +81,13 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
                 {
                     out.push(payload(&command, value.clone()));
                 }
+            }
+            if wrapper.shell_operands {
+                // Options are read anywhere: `tmux new -d 'CMD'`, `trap 'CMD' INT TERM`.
+                for source in argv::operands(&scanned) {
+                    out.push(payload(&command, source.to_string()));
+                }
+                return;
             }
             if wrapper.no_program {
                 return;

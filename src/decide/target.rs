@@ -34,8 +34,12 @@ pub(super) fn placeholder(role: Role) -> &'static str {
         Role::Unit => "unit",
         Role::Container | Role::Service | Role::CopyPath => "container",
         Role::JournalMatch => "match",
+        Role::GitUrl | Role::HostList | Role::DaemonEndpoint => "machine",
+        Role::ContainerFilter => "container",
+        Role::Identifier => "match",
         Role::User
         | Role::Rsh
+        | Role::GitConfig
         | Role::RemoteCommand
         | Role::Command
         | Role::Verb
@@ -242,17 +246,120 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
             Some(("_SYSTEMD_UNIT" | "UNIT" | "USER_UNIT" | "_SYSTEMD_USER_UNIT", unit)) => {
                 named(catalog.unit(unit), unit, Rule::MeshUnit)
             }
+            Some(("SYSLOG_IDENTIFIER", id)) => identifier(catalog, id),
             Some(("CONTAINER_NAME" | "CONTAINER_TAG", name)) => {
                 named(catalog.container(name), name, Rule::MeshContainer)
             }
             _ => Resolved::Nothing,
         },
+        // Each piece is taken whole (`user@host:port`) and split at `:` (ansible's
+        // `a:b`); an address with colons is taken whole.
+        Role::HostList => value
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .map(|piece| piece.trim_start_matches(['!', '&']))
+            .filter(|piece| !piece.is_empty())
+            .flat_map(|piece| std::iter::once(piece).chain(piece.split(':').skip(1)))
+            .map(|hop| host(catalog, hop, user, Rule::RemoteAccess))
+            .find(|r| !matches!(r, Resolved::Nothing | Resolved::Forge(_)))
+            .unwrap_or(Resolved::Nothing),
+        Role::DaemonEndpoint => value
+            .split(',')
+            .find_map(|pair| pair.strip_prefix("host="))
+            .map_or(Resolved::Nothing, |h| {
+                host(catalog, h, None, Rule::RemoteDaemon)
+            }),
+        Role::ContainerFilter => match value.split_once('=') {
+            Some(("container", name)) => named(catalog.container(name), name, Rule::MeshContainer),
+            _ => Resolved::Nothing,
+        },
+        Role::Identifier => identifier(catalog, value),
+        Role::GitUrl => match git_url(value) {
+            GitUrl::Remote(url) => resolve(catalog, Role::HostPath, &url, user),
+            GitUrl::Command(_) | GitUrl::Local => Resolved::Nothing,
+        },
         Role::User
         | Role::Rsh
+        | Role::GitConfig
         | Role::RemoteCommand
         | Role::Command
         | Role::Verb
         | Role::Ignore => Resolved::Nothing,
+    }
+}
+
+/// A syslog identifier: a mesh container's, unit's (with or without `.service`) or module's.
+fn identifier(catalog: &Catalog, id: &str) -> Resolved {
+    match catalog.container(id) {
+        Some(object) => named(Some(object), id, Rule::MeshContainer),
+        None => named(
+            catalog.unit(id).or_else(|| catalog.module(id)),
+            id,
+            Rule::MeshUnit,
+        ),
+    }
+}
+
+/// What a git repository argument is.
+pub(super) enum GitUrl {
+    /// `ext::COMMAND ARGS`: git runs the command.
+    Command(String),
+    /// A remote over ssh (or unknown), in the form `host-path` reads.
+    Remote(String),
+    /// A local path, a remote's name, an https/git URL: no ssh to a named machine.
+    Local,
+}
+
+pub(super) fn git_url(value: &str) -> GitUrl {
+    if let Some(command) = value.strip_prefix("ext::") {
+        return GitUrl::Command(command.to_string());
+    }
+    let url = ["git+ssh://", "ssh+git://"]
+        .iter()
+        .find_map(|p| value.strip_prefix(p))
+        .map_or_else(|| value.to_string(), |rest| format!("ssh://{rest}"));
+    if host_of_path(&url).is_some() || url.contains(UNKNOWN) {
+        GitUrl::Remote(url)
+    } else {
+        GitUrl::Local
+    }
+}
+
+/// git configuration keys (lowercased) whose value git runs as a shell command.
+const GIT_COMMAND_KEYS: [&str; 8] = [
+    "core.sshcommand",
+    "core.gitproxy",
+    "core.editor",
+    "core.pager",
+    "core.fsmonitor",
+    "sequence.editor",
+    "diff.external",
+    "gpg.program",
+];
+
+/// What a git `NAME=VALUE` setting carries.
+pub(super) enum GitConfig<'a> {
+    Command(&'a str),
+    Url(&'a str),
+    Nothing,
+}
+
+pub(super) fn git_config(setting: &str) -> GitConfig<'_> {
+    let Some((key, value)) = setting.split_once('=') else {
+        return GitConfig::Nothing;
+    };
+    let key = key.to_ascii_lowercase();
+    let last = key.rsplit('.').next().unwrap_or_default();
+    if (key.starts_with("alias.") || key.starts_with("credential.")) && value.starts_with('!') {
+        GitConfig::Command(&value[1..])
+    } else if GIT_COMMAND_KEYS.contains(&key.as_str())
+        || key.starts_with("pager.")
+        || (key.starts_with("gpg.") && last == "program")
+    {
+        GitConfig::Command(value)
+    } else if key.starts_with("remote.") && matches!(last, "url" | "pushurl") {
+        GitConfig::Url(value)
+    } else {
+        GitConfig::Nothing
     }
 }
 
