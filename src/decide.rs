@@ -596,15 +596,12 @@ impl Guard<'_> {
                         let mut shape =
                             format!("{} <{}>", cx.shape.join(" "), target::placeholder(role));
                         // `ssh atlas journalctl …`: the remote program is part of the shape.
-                        if let Some(next) = spec
+                        let remote_follows = spec
                             .operands
                             .get(1)
-                            .filter(|o| o.role == Role::RemoteCommand)
-                        {
-                            let _ = next;
-                            if let Some(remote) = operands.get(at) {
-                                shape = format!("{shape} {}", base_name(remote));
-                            }
+                            .is_some_and(|o| o.role == Role::RemoteCommand);
+                        if remote_follows && let Some(remote) = operands.get(at) {
+                            shape = format!("{shape} {}", base_name(remote));
                         }
                         self.candidate(role, value.to_string(), &cx, shape, walk);
                     }

@@ -113,9 +113,10 @@ fn match_entry(
 fn placeholder_value(catalog: &Catalog, kind: &str, word: &str) -> Option<String> {
     match kind {
         // `-o ProxyJump=atlas`, `DOCKER_HOST=ssh://atlas`: the value names the machine.
+        // `-o ProxyJump=atlas`, `-J a,atlas`: the value, or one of its hosts, names it.
         "machine" => machine_in(catalog, word).or_else(|| {
-            word.split_once('=')
-                .and_then(|(_, v)| machine_in(catalog, v))
+            let value = word.split_once('=').map_or(word, |(_, v)| v);
+            value.split(',').find_map(|hop| machine_in(catalog, hop))
         }),
         "module" => catalog.module(word).map(|m| m.name().to_string()),
         "container" => {

@@ -160,13 +160,13 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
                     break;
                 }
                 // `python3 -Sc 'code'`: the code option ends a flag group.
-                if let Some(flag) = interpreter.code_options.iter().find(|o| {
+                let ends_group = interpreter.code_options.iter().any(|o| {
                     o.len() == 2
                         && arg.starts_with('-')
                         && !arg.starts_with("--")
                         && arg.ends_with(&o[1..])
-                }) {
-                    let _ = flag;
+                });
+                if ends_group {
                     code = rest.next().cloned();
                     break;
                 }
