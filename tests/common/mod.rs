@@ -12,17 +12,15 @@ pub fn example_catalog() -> PathBuf {
 }
 
 /// A scratch directory, removed when dropped.
-pub struct Scratch(pub PathBuf);
+pub struct Scratch(pub PathBuf, tempfile::TempDir);
 
 impl Scratch {
     pub fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!(
-            "mesh-guard-{name}-{}-{}",
-            std::process::id(),
-            unique()
-        ));
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        Scratch(dir)
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("mesh-guard-{name}-"))
+            .tempdir()
+            .expect("scratch dir");
+        Scratch(dir.path().to_path_buf(), dir)
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -37,18 +35,6 @@ impl Scratch {
         std::fs::write(&path, text).unwrap();
         path
     }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 pub struct Output {
