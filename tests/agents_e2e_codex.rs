@@ -155,14 +155,7 @@ fn run_codex(cli: &Path, install: Install, guard_on_path: bool, bypass_trust: bo
 /// recorded as Codex's), the harmless one run.
 fn assert_blocked_and_told(run: &CodexRun) {
     let context = &run.context;
-    assert!(
-        !run.scene.refused_ran(),
-        "the mesh command ran despite the hook\n{context}"
-    );
-    assert!(
-        run.scene.passed_ran(),
-        "the harmless command did not run\n{context}"
-    );
+    run.scene.assert_only_the_harmless_command_ran(context);
 
     let told = told_the_model(&run.api);
     assert_eq!(told.len(), 2, "{told:?}\n{context}");
@@ -200,14 +193,7 @@ fn codex_cli_with_the_guard_missing_blocks_every_shell_call_through_the_launcher
     let Some(cli) = codex_cli() else { return };
     let run = run_codex(&cli, Install::HooksJson, false, true);
     let context = &run.context;
-    assert!(
-        !run.scene.refused_ran(),
-        "the mesh command ran with the guard missing\n{context}"
-    );
-    assert!(
-        !run.scene.passed_ran(),
-        "a command ran with the guard missing\n{context}"
-    );
+    run.scene.assert_nothing_ran(context);
     let told = told_the_model(&run.api);
     assert_eq!(told.len(), 2, "{told:?}\n{context}");
     for output in &told {

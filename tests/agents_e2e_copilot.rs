@@ -170,14 +170,7 @@ fn copilot_cli_blocks_a_mesh_command_tells_the_model_why_and_runs_a_harmless_one
     let run = run_copilot(&cli, true);
     let context = &run.context;
 
-    assert!(
-        !run.scene.refused_ran(),
-        "the mesh command ran despite the hook\n{context}"
-    );
-    assert!(
-        run.scene.passed_ran(),
-        "the harmless command did not run\n{context}"
-    );
+    run.scene.assert_only_the_harmless_command_ran(context);
 
     // What the model was told: the refusal (the reason from the deny JSON), naming the mesh
     // tool; then the harmless command's completion.
@@ -206,14 +199,7 @@ fn copilot_cli_with_the_guard_missing_blocks_every_shell_call() {
     let Some(cli) = copilot_cli() else { return };
     let run = run_copilot(&cli, false);
     let context = &run.context;
-    assert!(
-        !run.scene.refused_ran(),
-        "the mesh command ran with the guard missing\n{context}"
-    );
-    assert!(
-        !run.scene.passed_ran(),
-        "a command ran with the guard missing\n{context}"
-    );
+    run.scene.assert_nothing_ran(context);
     let told = told_the_model(&run.api);
     assert_eq!(
         told, ["Denied by preToolUse hook: hook exited with code 2"; 2],

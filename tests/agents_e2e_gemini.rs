@@ -127,14 +127,7 @@ fn gemini_cli_blocks_a_mesh_command_tells_the_model_why_and_runs_a_harmless_one(
     let context = &run.context;
 
     // What really happened.
-    assert!(
-        !run.scene.refused_ran(),
-        "the mesh command ran despite the hook\n{context}"
-    );
-    assert!(
-        run.scene.passed_ran(),
-        "the harmless command did not run\n{context}"
-    );
+    run.scene.assert_only_the_harmless_command_ran(context);
 
     // What the model was told: the refusal, naming the mesh tool; then the harmless output.
     let responses = &run.responses;
@@ -164,14 +157,7 @@ fn gemini_cli_with_the_guard_missing_blocks_every_shell_call_through_the_launche
     let Some(cli) = gemini_cli() else { return };
     let run = run_gemini(&cli, false);
     let context = &run.context;
-    assert!(
-        !run.scene.refused_ran(),
-        "the mesh command ran with the guard missing\n{context}"
-    );
-    assert!(
-        !run.scene.passed_ran(),
-        "a command ran with the guard missing\n{context}"
-    );
+    run.scene.assert_nothing_ran(context);
     assert_eq!(run.responses.len(), 2, "{:?}\n{context}", run.responses);
     for response in &run.responses {
         let error = response["error"].as_str().unwrap_or_default();

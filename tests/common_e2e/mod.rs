@@ -280,6 +280,30 @@ impl Scene {
         self.passed.exists()
     }
 
+    /// The guard's work in a run: the mesh command blocked, the harmless one run.
+    pub fn assert_only_the_harmless_command_ran(&self, context: &str) {
+        assert!(
+            !self.refused_ran(),
+            "the mesh command ran despite the hook\n{context}"
+        );
+        assert!(
+            self.passed_ran(),
+            "the harmless command did not run\n{context}"
+        );
+    }
+
+    /// With the guard missing, the launcher blocks every shell call.
+    pub fn assert_nothing_ran(&self, context: &str) {
+        assert!(
+            !self.refused_ran(),
+            "the mesh command ran with the guard missing\n{context}"
+        );
+        assert!(
+            !self.passed_ran(),
+            "a command ran with the guard missing\n{context}"
+        );
+    }
+
     /// `cli` in the working directory, with this home, and mesh-guard as installed: on PATH
     /// (unless `guard_on_path` is false, as a broken install would leave it), its catalog and
     /// record from the environment, no operator override.
