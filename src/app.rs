@@ -142,13 +142,7 @@ fn hook_main(paths: &Paths, choice: AgentChoice) -> i32 {
     let read = std::io::stdin()
         .take(MAX_EVENT_BYTES + 1)
         .read_to_end(&mut input);
-    let fallback_agent = match choice {
-        AgentChoice::Gemini => Agent::Gemini,
-        AgentChoice::Copilot => Agent::Copilot,
-        AgentChoice::Cursor => Agent::Cursor,
-        AgentChoice::Codex => Agent::Codex,
-        AgentChoice::Claude | AgentChoice::Auto => Agent::Claude,
-    };
+    let fallback_agent = choice.fallback();
     if read.is_err() {
         return refuse(
             fallback_agent,

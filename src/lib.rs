@@ -39,13 +39,7 @@ const HOOK_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 /// hang in `hook` becomes a refusal (exit 2), never a silent pass.
 pub fn main_with(args: cli::Args) -> i32 {
     let hook_agent = match &args.command {
-        cli::Command::Hook { agent } => Some(match agent {
-            hook::AgentChoice::Gemini => hook::Agent::Gemini,
-            hook::AgentChoice::Copilot => hook::Agent::Copilot,
-            hook::AgentChoice::Cursor => hook::Agent::Cursor,
-            hook::AgentChoice::Codex => hook::Agent::Codex,
-            hook::AgentChoice::Claude | hook::AgentChoice::Auto => hook::Agent::Claude,
-        }),
+        cli::Command::Hook { agent } => Some(agent.fallback()),
         _ => None,
     };
     if let Some(agent) = hook_agent {

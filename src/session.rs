@@ -98,13 +98,7 @@ pub fn start(paths: &Paths, choice: AgentChoice) -> i32 {
             .unwrap_or_default()
             .to_string()
     };
-    let agent = match choice {
-        AgentChoice::Auto | AgentChoice::Claude => "claude",
-        AgentChoice::Codex => "codex",
-        AgentChoice::Gemini => "gemini",
-        AgentChoice::Copilot => "copilot",
-        AgentChoice::Cursor => "cursor",
-    };
+    let agent = choice.fallback().name();
     let mut code = 0;
     if let Some(reason) = override_reason() {
         let mut row = Row::now(Kind::SessionStart);

@@ -111,6 +111,19 @@ pub fn parse(choice: AgentChoice, input: &[u8]) -> Result<Event, String> {
 }
 
 impl AgentChoice {
+    /// The protocol to answer in before the event says which agent sent it (unreadable
+    /// input, a panic, a timeout): the one asked for, or Claude's, which every agent reads
+    /// as a refusal by its exit code 2.
+    pub fn fallback(self) -> Agent {
+        match self {
+            AgentChoice::Gemini => Agent::Gemini,
+            AgentChoice::Copilot => Agent::Copilot,
+            AgentChoice::Cursor => Agent::Cursor,
+            AgentChoice::Codex => Agent::Codex,
+            AgentChoice::Claude | AgentChoice::Auto => Agent::Claude,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             AgentChoice::Auto => "auto",
