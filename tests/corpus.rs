@@ -2,6 +2,8 @@
 //! (`mesh-guard check --json`) against `examples/catalog.toml`, and every mismatch is
 //! listed at once. Cases marked `known_gap` are reported but do not fail the run; a
 //! known gap that starts passing fails it, so the mark is removed with the fix.
+//! A refusal case may also say which tool comes first (`first`) and what its filled
+//! usage holds (`usage_contains`). The unseen mesh's corpus is tests/corpus_unseen.rs.
 
 use serde::Deserialize;
 use std::collections::BTreeSet;
@@ -44,6 +46,10 @@ struct Case {
     known_gap: Option<String>,
     /// `"absent"`: run with a catalog path that does not exist.
     catalog: Option<String>,
+    /// The tool a refusal must name first (issue 14).
+    first: Option<String>,
+    /// Substrings the first tool's filled usage must hold.
+    usage_contains: Option<Vec<String>>,
     #[serde(skip)]
     file: &'static str,
 }
@@ -78,6 +84,12 @@ fn load() -> Vec<Case> {
                 );
             }
             assert!(
+                case.expected == "refuse"
+                    || (case.first.is_none() && case.usage_contains.is_none()),
+                "{name}: `{}`: a tool or a usage only goes with a refusal",
+                case.command
+            );
+            assert!(
                 !case.why.trim().is_empty(),
                 "{name}: `{}`: every case says why it is there",
                 case.command
@@ -99,6 +111,8 @@ fn load() -> Vec<Case> {
 struct Got {
     decision: String,
     rule: String,
+    /// The first tool named and its usage; empty through the hook, which gives no JSON.
+    first: (String, String),
 }
 
 fn run(case: &Case, db: &Path) -> Result<Got, String> {
@@ -137,6 +151,16 @@ fn run(case: &Case, db: &Path) -> Result<Got, String> {
     Ok(Got {
         decision,
         rule: json["rule"].as_str().unwrap_or_default().to_string(),
+        first: (
+            json["instead"][0]["tool"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            json["instead"][0]["usage"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        ),
     })
 }
 
@@ -181,6 +205,7 @@ fn run_hook(case: &Case, db_hint: &Path) -> Result<Got, String> {
         Some(0) if stdout.trim().is_empty() => Ok(Got {
             decision: "pass".into(),
             rule: String::new(),
+            first: Default::default(),
         }),
         Some(2) if stdout.contains("\"permissionDecision\":\"deny\"") => {
             let audit = guard(&["audit", "--format", "json", "--limit", "1"])
@@ -191,6 +216,7 @@ fn run_hook(case: &Case, db_hint: &Path) -> Result<Got, String> {
             Ok(Got {
                 decision: "refuse".into(),
                 rule: rows[0]["rule"].as_str().unwrap_or_default().to_string(),
+                first: Default::default(),
             })
         }
         code => Err(format!("hook exit {code:?}, stdout {stdout:?}")),
@@ -203,7 +229,14 @@ fn unique() -> u64 {
 }
 
 fn matches(case: &Case, got: &Got) -> bool {
-    got.decision == case.expected && case.rule.as_ref().is_none_or(|rule| *rule == got.rule)
+    got.decision == case.expected
+        && case.rule.as_ref().is_none_or(|rule| *rule == got.rule)
+        && case.first.as_ref().is_none_or(|tool| *tool == got.first.0)
+        && case
+            .usage_contains
+            .iter()
+            .flatten()
+            .all(|part| got.first.1.contains(part.as_str()))
 }
 
 #[test]
@@ -252,10 +285,12 @@ fn corpus() {
                             .lock()
                             .unwrap()
                             .push(line(&format!("an error: {e}"))),
-                        (Ok(got), None) if !matches(case, &got) => failures
-                            .lock()
-                            .unwrap()
-                            .push(line(&format!("{} ({})", got.decision, got.rule))),
+                        (Ok(got), None) if !matches(case, &got) => {
+                            failures.lock().unwrap().push(line(&format!(
+                                "{} ({}), first {:?} {:?}",
+                                got.decision, got.rule, got.first.0, got.first.1
+                            )))
+                        }
                         (Ok(got), Some(gap)) if !matches(case, &got) => {
                             gaps.lock().unwrap().push(format!(
                                 "{}\n      known gap: {gap}",
