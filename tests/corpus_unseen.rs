@@ -25,8 +25,8 @@ const FLOORS: [(&str, Floor); 8] = [
     ("one_job.toml", Floor::new(55.0, 100.0, 0.0)),
     ("runs_arguments.toml", Floor::new(1.8, 100.0, 0.0)),
     ("families.toml", Floor::new(50.0, 94.2, 0.0)),
-    ("precision.toml", Floor::new(100.0, 68.0, 0.0)),
-    ("on_disk.toml", Floor::new(5.5, 96.5, 0.0)),
+    ("precision.toml", Floor::new(100.0, 75.7, 0.0)),
+    ("on_disk.toml", Floor::new(5.2, 96.6, 0.0)),
     ("refusal.toml", Floor::new(92.7, 80.0, 30.4)),
     // Needs the new catalog key `pattern`: until it exists the catalog is invalid.
     ("patterns.toml", Floor::new(0.0, 11.1, 0.0)),
@@ -167,6 +167,7 @@ fn run(case: &Case, db: &Path) -> Result<Got, String> {
         )
         .env("MESH_GUARD_CATALOG", unseen().join(catalog))
         .env("MESH_GUARD_DB", db)
+        .env("CORPUS_SENTINEL", sentinel(db))
         .envs(&case.env)
         .current_dir(fixtures.join(case.cwd.as_deref().unwrap_or("plain")))
         .args(["check", "--json", "--", &case.command]);
@@ -207,6 +208,12 @@ fn run(case: &Case, db: &Path) -> Result<Got, String> {
         instead,
         message: json["message"].as_str().unwrap_or_default().to_string(),
     })
+}
+
+/// A file that ssh's `Match exec` in fixtures/home-matchexec creates when it runs: the
+/// guard must never run what a configuration file says to run.
+fn sentinel(db: &Path) -> PathBuf {
+    db.with_file_name("match-exec-ran")
 }
 
 /// What is wrong with the decision, if anything.
@@ -530,6 +537,10 @@ fn corpus_unseen() {
         show(total.first)
     ));
     eprintln!("{} cases\n{}", cases.len(), report.join("\n"));
+    assert!(
+        !sentinel(&dir.path().join("audit-0.db")).exists(),
+        "the guard ran a `Match exec` command of an ssh configuration"
+    );
     assert!(
         below.is_empty(),
         "the unseen corpus scores below its floors:\n{}",
