@@ -267,11 +267,19 @@ fn corpus() {
                     };
                     let Some(case) = cases.get(i) else { break };
                     let expected = format!(
-                        "{}{}",
+                        "{}{}{}{}",
                         case.expected,
                         case.rule
                             .as_ref()
                             .map(|r| format!(" ({r})"))
+                            .unwrap_or_default(),
+                        case.first
+                            .as_ref()
+                            .map(|t| format!(", first {t:?}"))
+                            .unwrap_or_default(),
+                        case.usage_contains
+                            .as_ref()
+                            .map(|u| format!(", usage containing {u:?}"))
                             .unwrap_or_default()
                     );
                     let line = |got: &str| {
