@@ -297,3 +297,90 @@ fn answers_each_request_before_stdin_closes() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "stdin closed: exit 0");
 }
+
+/// The plugin starts the server through its launcher: with no binary, the launcher says so
+/// on stderr (the MCP client shows it) and exits 2, never hangs or prints a half protocol.
+#[test]
+fn the_launcher_explains_a_missing_binary() {
+    let launcher = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin/bin/mesh-guard");
+    let dir = Scratch::new("mcp-launcher");
+    let out = Command::new("sh")
+        .arg(&launcher)
+        .arg("mcp")
+        .env("MESH_GUARD_BIN", dir.path("no-such-mesh-guard"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "nothing on the protocol channel");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("MCP server (mesh_search) cannot start")
+            && stderr.contains("MESH_GUARD_BIN"),
+        "{stderr}"
+    );
+
+    // With the binary, the launcher hands stdio to it.
+    let out = Command::new("sh")
+        .arg(&launcher)
+        .arg("mcp")
+        .env("MESH_GUARD_BIN", BIN)
+        .env("MESH_GUARD_CATALOG", example_catalog())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            let mut stdin = child.stdin.take().unwrap();
+            writeln!(stdin, "{INITIALIZE}")?;
+            drop(stdin);
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["result"]["serverInfo"]["name"], "mesh-guard");
+}
+
+/// Another catalog, three searches: the ranking's tie-breaks and the filling reach the
+/// MCP answer unchanged.
+#[test]
+fn searches_on_another_catalog() {
+    let dir = Scratch::new("mcp-other-catalog");
+    let catalog = dir.write(
+        "catalog.toml",
+        r#"
+version = 1
+[[machine]]
+name = "atlas"
+[[module]]
+name = "controller"
+machines = ["atlas"]
+containers = ["mesh-controller"]
+units = ["mesh-controller.service"]
+  [[module.tool]]
+  name = "ctl_logs"
+  usage = "mesh controller logs"
+  replaces = ["docker logs"]
+[[verb]]
+name = "logs_follow"
+usage = "mesh logs <module> --follow"
+replaces = ["docker logs -f <container>"]
+[[verb]]
+name = "restart"
+usage = "mesh restart <module> --machine <machine>"
+replaces = ["systemctl restart <unit>", "ssh <machine> systemctl restart"]
+"#,
+    );
+    let (_, answers) = session(
+        &catalog,
+        &[
+            search(1, "docker logs -f mesh-controller"),
+            search(2, "docker logs mesh-controller"),
+            search(3, "ssh atlas sudo systemctl restart mesh-controller"),
+        ],
+    );
+    let best = |id| by_id(&answers, id)["result"]["structuredContent"]["tools"][0]["usage"].clone();
+    assert_eq!(best(1), "mesh logs controller --follow");
+    assert_eq!(best(2), "mesh controller logs");
+    assert_eq!(best(3), "mesh restart controller --machine atlas");
+}
