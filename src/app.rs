@@ -15,13 +15,16 @@ use std::path::PathBuf;
 pub fn run(args: Args) -> i32 {
     let paths = Paths::resolve(args.catalog, args.db, args.rules);
     match args.command {
-        Command::Hook { agent } => hook_main(&paths, agent),
-        Command::Check { json, command } => check(&paths, &command.join(" "), json),
+        Command::Hook { agent, mcp } => hook_main(&paths, agent, hints(mcp)),
+        Command::Check { json, mcp, command } => {
+            check(&paths, &command.join(" "), json, hints(mcp))
+        }
         Command::Catalog {
             action: CatalogAction::Check,
         } => catalog_check(&paths),
-        Command::InsteadOf { format } => instead_of(&paths, format),
-        Command::Search { command } => search(&paths, &command.join(" ")),
+        Command::InsteadOf { format, mcp } => instead_of(&paths, format, mcp),
+        Command::Search { json, command } => search(&paths, &command.join(" "), json),
+        Command::Mcp => crate::mcp::serve(&paths),
         Command::SessionStart { agent } => crate::session::start(&paths, agent),
         Command::Audit {
             action,
@@ -51,6 +54,20 @@ pub struct Outcome {
     pub decision: Decision,
     pub instead: Vec<Suggestion>,
     pub message: String,
+}
+
+fn hints(mcp: bool) -> message::Hints {
+    message::Hints { mcp_search: mcp }
+}
+
+/// The outcome's message as an agent with `hints` reads it.
+fn message_for(outcome: &Outcome, hints: message::Hints) -> String {
+    match &outcome.decision {
+        Decision::Refuse(refusal) if hints.mcp_search => {
+            message::render_for(refusal, &outcome.instead, hints)
+        }
+        _ => outcome.message.clone(),
+    }
 }
 
 /// Decides one shell command against the rules and the catalog at `paths`.
@@ -133,7 +150,7 @@ fn load_rules(paths: &Paths) -> Result<Rules, String> {
 /// Past this, stdin is not read further and the event is refused.
 const MAX_EVENT_BYTES: u64 = 8 * 1024 * 1024;
 
-fn hook_main(paths: &Paths, choice: AgentChoice) -> i32 {
+fn hook_main(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
     // Lets the tests prove that a panic becomes a refusal; absent from release builds.
     if cfg!(debug_assertions) && std::env::var_os("MESH_GUARD_DEBUG_PANIC").is_some() {
         panic!("panic requested by MESH_GUARD_DEBUG_PANIC");
@@ -194,7 +211,7 @@ fn hook_main(paths: &Paths, choice: AgentChoice) -> i32 {
             &event,
             refusal,
             &outcome.instead,
-            &outcome.message,
+            &message_for(&outcome, hints),
         ),
     }
 }
@@ -235,7 +252,7 @@ pub fn refuse(agent: Agent, message: &str, note: Option<&str>) -> i32 {
 
 // ---- check, search, instead-of, catalog check ------------------------------------------
 
-fn check(paths: &Paths, source: &str, json: bool) -> i32 {
+fn check(paths: &Paths, source: &str, json: bool, hints: message::Hints) -> i32 {
     let rules = match load_rules(paths) {
         Ok(r) => r,
         Err(e) => {
@@ -255,6 +272,7 @@ fn check(paths: &Paths, source: &str, json: bool) -> i32 {
         }
         return 2;
     }
+    let message = message_for(&outcome, hints);
     let (decision, reason, rule, target) = match &outcome.decision {
         Decision::Pass(PassReason::NotMesh) => (
             "pass",
@@ -283,7 +301,7 @@ fn check(paths: &Paths, source: &str, json: bool) -> i32 {
             .collect();
         let object = serde_json::json!({
             "decision": decision, "reason": reason, "rule": rule, "target": target,
-            "instead": instead, "message": outcome.message,
+            "instead": instead, "message": message,
         });
         outln!("{object}");
     } else if decision == "pass" {
@@ -293,7 +311,7 @@ fn check(paths: &Paths, source: &str, json: bool) -> i32 {
         for s in &outcome.instead {
             outln!("  instead: {}  ({})", s.usage, s.tool);
         }
-        outln!("\nThe agent would read:\n{}", outcome.message);
+        outln!("\nThe agent would read:\n{message}");
     }
     if decision == "pass" { 0 } else { 1 }
 }
@@ -342,7 +360,9 @@ fn catalog_check(paths: &Paths) -> i32 {
     }
 }
 
-fn search(paths: &Paths, source: &str) -> i32 {
+/// Exit 0 when a tool was found, 1 when none was: "one must be created" and "nothing
+/// needs replacing" both list no tool (decision 0013); the text and `--json` tell them apart.
+fn search(paths: &Paths, source: &str, json: bool) -> i32 {
     let catalog = match load_catalog(paths) {
         Ok(c) => c,
         Err(code) => return code,
@@ -354,57 +374,39 @@ fn search(paths: &Paths, source: &str) -> i32 {
             return 2;
         }
     };
-    // Deciding first tells what the command names (module, machine, remote command), so
-    // the usages come out filled as a refusal would fill them.
-    let lazy = LazyCatalog::ready(catalog.clone());
-    let protected = crate::decide::Protected::default();
-    let guard = Guard {
-        rules: &rules,
-        catalog: &lazy,
-        protected: &protected,
+    let answer = match crate::search::search(&catalog, &rules, source) {
+        Ok(answer) => answer,
+        Err(why) => {
+            eprintln!("error: {why}");
+            return 2;
+        }
     };
-    let (words, known) = match guard.decide(source) {
-        Decision::Refuse(refusal) if is_mesh_rule(refusal.rule) => (
-            refusal.command.clone(),
-            Known::from_command(&catalog, &refusal),
-        ),
-        _ => match shell_words::split(source) {
-            Ok(words) => (words, Known::default()),
-            Err(_) => {
-                eprintln!("error: the command is not valid shell words");
-                return 2;
-            }
-        },
-    };
-    let found = instead::rank(&catalog, &words, &known, usize::MAX);
-    if found.is_empty() {
-        outln!("No mesh tool replaces `{source}`: one must be created.");
-        return 1;
+    if json {
+        outln!("{}", answer.to_json(source));
+    } else {
+        out!("{}", answer.to_text(source));
     }
-    for s in found {
-        let owner = s
-            .module
-            .as_deref()
-            .map(|m| format!("tool of module {m}"))
-            .unwrap_or_else(|| "seat verb".into());
-        outln!(
-            "{}\t{}\t({owner}; replaces `{}`)",
-            s.usage,
-            s.tool,
-            s.matched
-        );
+    match answer {
+        crate::search::Answer::Found(_) => 0,
+        _ => 1,
     }
-    0
 }
 
-fn instead_of(paths: &Paths, format: TableFormat) -> i32 {
+fn instead_of(paths: &Paths, format: TableFormat, mcp: bool) -> i32 {
     let catalog = match load_catalog(paths) {
         Ok(c) => c,
         Err(code) => return code,
     };
     out!("{}", instead_of_table(&catalog, format));
+    // JSON stays a list of rows for programs; the markdown is for an agent to read.
+    if mcp && format == TableFormat::Markdown {
+        outln!("\n{INSTEAD_OF_SEARCH}");
+    }
     0
 }
+
+/// Under the table, where the agent has the MCP server.
+pub const INSTEAD_OF_SEARCH: &str = "For a command not in this table, ask the MCP tool `mesh_search`: it names the mesh tool that replaces a shell command, usage filled in.";
 
 /// The "instead of" table: every `replaces` shape → the tool and its usage.
 pub fn instead_of_table(catalog: &Catalog, format: TableFormat) -> String {

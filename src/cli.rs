@@ -30,12 +30,18 @@ pub enum Command {
     Hook {
         #[arg(long, value_enum, default_value = "auto")]
         agent: AgentChoice,
+        /// The agent has mesh-guard's MCP server: a refusal points at its `mesh_search` tool
+        #[arg(long)]
+        mcp: bool,
     },
     /// Decide one shell command by hand and explain (exit 0 pass, 1 refuse, 2 error)
     Check {
         /// Print one JSON object instead of text
         #[arg(long)]
         json: bool,
+        /// The message as an agent with mesh-guard's MCP server reads it (as `hook --mcp`)
+        #[arg(long)]
+        mcp: bool,
         /// The command: several words joined with spaces, or one quoted string
         #[arg(
             required = true,
@@ -76,9 +82,15 @@ pub enum Command {
     InsteadOf {
         #[arg(long, value_enum, default_value = "markdown")]
         format: TableFormat,
+        /// The agent has mesh-guard's MCP server: the table points at `mesh_search`
+        #[arg(long)]
+        mcp: bool,
     },
     /// List the mesh tools that replace a shell command, best first (exit 1 when none)
     Search {
+        /// Print one JSON object instead of text
+        #[arg(long)]
+        json: bool,
         #[arg(
             required = true,
             trailing_var_arg = true,
@@ -87,6 +99,8 @@ pub enum Command {
         )]
         command: Vec<String>,
     },
+    /// An MCP server on stdio with the tools `mesh_search` and `mesh_instead_of` (exit 0 when stdin closes)
+    Mcp,
     /// The SessionStart hook: records a session started with an override
     SessionStart {
         #[arg(long, value_enum, default_value = "auto")]

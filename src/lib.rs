@@ -25,9 +25,11 @@ pub mod config;
 pub mod decide;
 pub mod hook;
 pub mod instead;
+pub mod mcp;
 pub mod message;
 pub mod record;
 pub mod rules;
+pub mod search;
 pub mod session;
 pub mod shell;
 pub mod unwrap;
@@ -39,7 +41,7 @@ const HOOK_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 /// hang in `hook` becomes a refusal (exit 2), never a silent pass.
 pub fn main_with(args: cli::Args) -> i32 {
     let hook_agent = match &args.command {
-        cli::Command::Hook { agent } => Some(agent.fallback()),
+        cli::Command::Hook { agent, .. } => Some(agent.fallback()),
         _ => None,
     };
     if let Some(agent) = hook_agent {

@@ -7,9 +7,24 @@ use crate::instead::Suggestion;
 /// The contract: a refusal stays *under* 1,000 characters.
 pub const MAX_MESSAGE_CHARS: usize = 999;
 const MAX_COMMAND_CHARS: usize = 160;
+/// Said where the MCP server is installed (a leading space: it follows a sentence).
+pub const SEARCH: &str =
+    " Before a shell command, ask the MCP tool `mesh_search` which mesh tool replaces it.";
 const NOTHING_ELSE: &str = "Nothing else is disabled: other commands and tools still work.";
 
+/// What the agent has besides the shell, for the message to point at.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Hints {
+    /// The agent has mesh-guard's MCP server, so it can ask `mesh_search` before it runs.
+    pub mcp_search: bool,
+}
+
 pub fn render(refusal: &Refusal, instead: &[Suggestion]) -> String {
+    render_for(refusal, instead, Hints::default())
+}
+
+pub fn render_for(refusal: &Refusal, instead: &[Suggestion], hints: Hints) -> String {
+    let search = if hints.mcp_search { SEARCH } else { "" };
     let command = shorten(&refusal.command.join(" "));
     let text = match refusal.rule {
         Rule::RemoteAccess | Rule::RemoteDaemon | Rule::MeshContainer | Rule::MeshUnit => {
@@ -35,7 +50,7 @@ pub fn render(refusal: &Refusal, instead: &[Suggestion]) -> String {
                 format!(" {}", over_phrase(refusal))
             };
             format!(
-                "{lead} mesh-guard refused `{command}`: it reaches {}{over}. {NOTHING_ELSE}",
+                "{lead} mesh-guard refused `{command}`: it reaches {}{over}.{search} {NOTHING_ELSE}",
                 refusal.reaches
             )
         }
@@ -54,7 +69,7 @@ pub fn render(refusal: &Refusal, instead: &[Suggestion]) -> String {
                 format!(" It names {}.", refusal.reaches)
             };
             format!(
-                "Write the command with its program and targets spelled out, or use the mesh's own tools (`mesh-guard instead-of` lists them). mesh-guard refused `{command}`: {}.{reaches} {NOTHING_ELSE}",
+                "Write the command with its program and targets spelled out, or use the mesh's own tools (`mesh-guard instead-of` lists them). mesh-guard refused `{command}`: {}.{reaches}{search} {NOTHING_ELSE}",
                 refusal.detail
             )
         }

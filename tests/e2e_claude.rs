@@ -364,10 +364,11 @@ fn base_env(cmd: &mut Command, sandbox: &Sandbox) {
 }
 
 /// The message the guard gives for `command`, from `mesh-guard check --json`
-/// (the contract: "`message` is the exact text an agent would receive").
+/// (the contract: "`message` is the exact text an agent would receive"), with
+/// `--mcp` as the plugin's hook runs: the plugin also declares the MCP server.
 fn refusal_message(sandbox: &Sandbox, command: &str) -> String {
     let output = Command::new(guard_binary())
-        .args(["check", "--json", "--", command])
+        .args(["check", "--json", "--mcp", "--", command])
         .env("MESH_GUARD_CATALOG", catalog())
         .env("MESH_GUARD_DB", sandbox.root.join("check.db"))
         .output()
@@ -455,6 +456,10 @@ fn refused_command_does_not_run_and_the_model_reads_why() {
     assert!(
         result.contains("mesh exec atlas"),
         "no mesh tool named: {result}"
+    );
+    assert!(
+        result.contains("`mesh_search`"),
+        "the plugin's refusal does not point at its MCP tool: {result}"
     );
 
     let records = sandbox.records();
@@ -702,4 +707,55 @@ fn marketplace_install_blocks_too() {
         "the model did not get the guard's message\n{}",
         out.explain()
     );
+}
+
+/// How Claude Code names a plugin's MCP tool: `mcp__plugin_<plugin>_<server>__<tool>`.
+const MESH_SEARCH_TOOL: &str = "mcp__plugin_mesh-guard_mesh-guard__mesh_search";
+
+/// The plugin's MCP server reaches the model: the CLI offers `mesh_search`,
+/// the model asks it about an ssh command, and the answer it gets back names
+/// the mesh tool with its usage filled in from the command, as a refusal would.
+#[test]
+fn mcp_search_answers_the_model() {
+    let Some(cli) = claude_cli() else { return };
+    let sandbox = Sandbox::new("mcp");
+    let call = ToolCall {
+        name: MESH_SEARCH_TOOL.into(),
+        input: json!({"command": "ssh atlas journalctl -u mesh-controller"}),
+    };
+    let out = Run::new(&sandbox, &cli, call).go();
+    let offered: Vec<String> = out
+        .api
+        .requests()
+        .iter()
+        .filter_map(|r| r.body["tools"].as_array().cloned())
+        .flatten()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .filter(|name| name.starts_with("mcp__"))
+        .collect();
+    assert!(
+        offered.iter().any(|name| name == MESH_SEARCH_TOOL),
+        "the CLI does not offer {MESH_SEARCH_TOOL}; its MCP tools: {offered:?}\n{}",
+        out.explain()
+    );
+    out.assert_completed();
+    let result = out.tool_result();
+    assert!(
+        result.contains("mesh logs controller --machine atlas"),
+        "the model did not get the filled usage\n{}",
+        out.explain()
+    );
+    // The same answer as the CLI's own search, best first.
+    let search = Command::new(guard_binary())
+        .args(["search", "ssh atlas journalctl -u mesh-controller"])
+        .env("MESH_GUARD_CATALOG", catalog())
+        .output()
+        .expect("run mesh-guard search");
+    let best = String::from_utf8_lossy(&search.stdout)
+        .lines()
+        .next()
+        .and_then(|l| l.split('\t').next())
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(best, "mesh logs controller --machine atlas");
 }

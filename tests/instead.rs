@@ -315,3 +315,67 @@ fn catalog_check_names_file_and_line() {
         out.stderr
     );
 }
+
+/// `search ls`: nothing needs replacing, which is not "one must be created"; both list no
+/// tool, so both exit 1 (decision 0013). `--json` says which.
+#[test]
+fn search_json_and_nothing_to_replace() {
+    let env = [("MESH_GUARD_CATALOG", example_catalog())];
+    let env: Vec<_> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+    let out = run(&["search", "ls"], &env, b"");
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout.contains("Nothing needs replacing"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("one must be created"));
+
+    let out = run(&["search", "--json", "ssh atlas uptime"], &env, b"");
+    assert_eq!(out.code, 0);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(json["outcome"], "found");
+    assert_eq!(json["tools"][0]["usage"], "mesh exec atlas -- uptime");
+    assert_eq!(json["tools"][0]["tool"], "exec");
+
+    let out = run(
+        &["search", "--json", "docker kill mesh-controller"],
+        &env,
+        b"",
+    );
+    assert_eq!(out.code, 1);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(json["outcome"], "create");
+    assert_eq!(json["shape"], "docker kill <container>");
+
+    let out = run(&["search", "--json", "ls"], &env, b"");
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(json["outcome"], "nothing");
+}
+
+/// Under the plugin (`hook --mcp`) a refusal points at `mesh_search`; without the server it
+/// does not mention a tool the agent lacks. Both stay under 1,000 characters.
+#[test]
+fn the_refusal_mentions_mesh_search_only_with_the_server() {
+    let dir = Scratch::new("mcp-hint");
+    let env = [
+        ("MESH_GUARD_CATALOG", example_catalog()),
+        ("MESH_GUARD_DB", dir.path("a.db")),
+    ];
+    let env: Vec<_> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+    let event = bash_event("ssh atlas journalctl -u mesh-controller");
+    let with = run(&["hook", "--agent", "claude", "--mcp"], &env, &event);
+    let without = run(&["hook", "--agent", "claude"], &env, &event);
+    assert_eq!((with.code, without.code), (2, 2));
+    let (with, without) = (claude_denial(&with.stdout), claude_denial(&without.stdout));
+    assert_eq!(
+        with,
+        "Use the mesh's own tool instead: `mesh logs controller --machine atlas` (or `mesh exec atlas -- journalctl -u mesh-controller`). mesh-guard refused `ssh atlas journalctl -u mesh-controller`: it reaches mesh machine `atlas` over ssh. Before a shell command, ask the MCP tool `mesh_search` which mesh tool replaces it. Nothing else is disabled: other commands and tools still work."
+    );
+    assert!(!without.contains("mesh_search"), "{without}");
+    assert!(with.chars().count() < 1000);
+    let md = run(&["instead-of", "--mcp"], &env, b"");
+    assert!(md.stdout.contains("`mesh_search`"), "{}", md.stdout);
+    let plain = run(&["instead-of"], &env, b"");
+    assert!(!plain.stdout.contains("mesh_search"));
+}
