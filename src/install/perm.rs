@@ -197,3 +197,52 @@ pub fn writable_by_non_root(path: &Path) -> Option<String> {
         Some("ownership cannot be checked on this platform".into())
     }
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn stranger() -> User {
+        User {
+            name: "stranger".into(),
+            uid: 54_321,
+            gids: vec![54_321],
+            home: PathBuf::from("/nonexistent"),
+        }
+    }
+
+    fn chmod(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn a_user_can_change_a_file_it_may_write_or_replace_through_its_directory() {
+        if current_uid() != Some(0) {
+            return; // the files must belong to someone else than the stranger: root's
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let file = sub.join("catalog.toml");
+        std::fs::write(&file, "").unwrap();
+        chmod(dir.path(), 0o755);
+        chmod(&sub, 0o755);
+        chmod(&file, 0o644);
+        assert!(!can_change(&stranger(), &file));
+        chmod(&file, 0o666);
+        assert!(can_change(&stranger(), &file));
+        chmod(&file, 0o644);
+        chmod(&sub, 0o777);
+        assert!(
+            can_change(&stranger(), &file),
+            "replaced through its directory"
+        );
+        // Sticky, like /tmp: others' entries cannot be replaced.
+        chmod(&sub, 0o1777);
+        assert!(!can_change(&stranger(), &file));
+        assert!(writable_by_non_root(&file).is_none());
+        chmod(&file, 0o664);
+        assert!(writable_by_non_root(&file).unwrap().contains("mode 664"));
+    }
+}
