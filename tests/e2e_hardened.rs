@@ -258,6 +258,37 @@ fn the_agents_user_cannot_switch_a_hardened_install_off() {
         String::from_utf8_lossy(&said.stdout)
     );
     assert!(sandbox.path("etc-mesh-guard/catalog.toml.idx").is_file());
+    // doctor, as root for the agent's user: hardened; and not once that user can write
+    // the catalog.
+    let doctor = |sandbox: &Sandbox| {
+        let mut command = sandbox.namespaced();
+        command
+            .arg(&bin)
+            .args(["doctor", "--json", "--user", AGENT_USER])
+            .env_remove("MESH_GUARD_CATALOG")
+            .env_remove("MESH_GUARD_RULES");
+        let output = command.output().unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|_| panic!("doctor: {}", String::from_utf8_lossy(&output.stderr)));
+        (output.status.code(), report)
+    };
+    let (code, report) = doctor(&sandbox);
+    assert_eq!(
+        (code, &report["mode"]),
+        (Some(0), &json!("hardened")),
+        "{report:#}"
+    );
+    let installed_catalog = sandbox.path("etc-mesh-guard/catalog.toml");
+    fs::set_permissions(&installed_catalog, fs::Permissions::from_mode(0o666)).unwrap();
+    let (_, report) = doctor(&sandbox);
+    assert_eq!(report["mode"], "user-level", "{report:#}");
+    assert_eq!(
+        report["writable_by_user"],
+        json!(["/etc/mesh-guard/catalog.toml"]),
+        "{report:#}"
+    );
+    fs::set_permissions(&installed_catalog, fs::Permissions::from_mode(0o644)).unwrap();
+
     let catalog_before = fs::read(sandbox.path("etc-mesh-guard/catalog.toml")).unwrap();
     let bin_before = fs::read(&bin).unwrap();
 
