@@ -358,6 +358,41 @@ fn installed_hooks(user: Option<&perm::User>) -> Vec<Installed> {
             });
         }
     }
+    // The other agents' user and project files (docs/agents/).
+    let env_home = std::env::var_os("HOME").map(PathBuf::from);
+    for agent in install::AGENTS.iter().filter(|a| **a != "claude") {
+        for (scope, name) in [
+            (install::Scope::User, "user"),
+            (install::Scope::Project, "project"),
+        ] {
+            let Ok(mut file) = install::settings_file(agent, scope) else {
+                continue;
+            };
+            // Read where the agent's user's own CLI would read it.
+            if let (Some(from), Some(to)) = (&env_home, &home)
+                && let Ok(rest) = file.strip_prefix(from)
+            {
+                file = to.join(rest);
+            }
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(&text) else {
+                continue;
+            };
+            if let Some((_, _, command)) = install::hook_commands(&doc)
+                .into_iter()
+                .find(|(_, _, c)| install::is_ours(c) && c.contains(" hook --agent "))
+            {
+                found.push(Installed {
+                    agent,
+                    scope: name,
+                    settings: file.clone(),
+                    command,
+                });
+            }
+        }
+    }
     found
 }
 

@@ -359,6 +359,11 @@ fn the_agents_user_cannot_switch_a_hardened_install_off() {
                 .display()
                 .to_string(),
         ),
+        ("self-protection", format!("cp /bin/true {}", bin.display())),
+        (
+            "self-protection",
+            "> /etc/mesh-guard/catalog.toml".to_string(),
+        ),
         ("remote-access", "ssh atlas uptime".to_string()),
     ] {
         assert!(

@@ -193,22 +193,81 @@ fn settings_that_are_not_json_are_left_alone() {
     assert_eq!(fs::read_to_string(&settings).unwrap(), "{ not json");
 }
 
+/// The `n`th `json` block of docs/agents/<agent>.md.
+fn doc_json(agent: &str, n: usize) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("docs/agents/{agent}.md"));
+    let text = fs::read_to_string(path).unwrap();
+    let block = text
+        .split("```json\n")
+        .nth(n + 1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    serde_json::from_str(block).unwrap()
+}
+
 #[test]
-fn agents_without_a_known_hook_format_are_refused_with_their_page() {
+fn other_agents_get_the_configuration_their_page_documents() {
     let home = tempfile::tempdir().unwrap();
-    for agent in ["gemini", "codex", "copilot", "cursor"] {
+    let canonical = fs::canonicalize(bin()).unwrap();
+    for (agent, file, block) in [
+        ("gemini", ".gemini/settings.json", 0),
+        ("codex", ".codex/hooks.json", 0),
+        ("copilot", ".copilot/hooks/mesh-guard.json", 0),
+        ("cursor", ".cursor/hooks.json", 1),
+    ] {
         let out = guard(home.path())
             .args(["install", agent])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{agent}: {}", text(&out));
+        let path = home.path().join(file);
+        let written = fs::read_to_string(&path).unwrap();
+        // The page says `mesh-guard`; the install names the binary by absolute path.
+        let as_documented: Value =
+            serde_json::from_str(&written.replace(&canonical.display().to_string(), "mesh-guard"))
+                .unwrap();
+        assert_eq!(as_documented, doc_json(agent, block), "{agent}");
+        let out = guard(home.path())
+            .args(["install", agent])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            written,
+            "{agent}: not idempotent"
+        );
+        let out = guard(home.path())
+            .args(["uninstall", agent])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{agent}: {}", text(&out));
+        let left = read_json(&path);
+        assert!(
+            !left.to_string().contains("mesh-guard"),
+            "{agent}: uninstall left {left}"
+        );
+
+        let out = guard(home.path())
+            .args(["install", agent, "--scope", "managed"])
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{}", text(&out));
         assert_eq!(
             String::from_utf8_lossy(&out.stderr).trim(),
             format!(
-                "error: installing into {agent} is not supported yet, see docs/agents/{agent}.md for its hook configuration"
+                "error: the managed scope for {agent} is not supported yet, see docs/agents/{agent}.md for its system-wide hook configuration"
             )
         );
     }
+    let out = guard(home.path())
+        .args(["install", "vim"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown agent `vim`"));
 }
 
 fn is_root() -> bool {

@@ -70,16 +70,119 @@ pub fn claude_managed_settings() -> PathBuf {
     }
 }
 
-/// Agents whose hook configuration this version does not write, with their page.
-fn unsupported(agent: &str) -> Option<String> {
+/// The agents `install` knows, each with its page in docs/agents/.
+pub const AGENTS: [&str; 5] = ["claude", "gemini", "codex", "copilot", "cursor"];
+
+fn home() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default()
+}
+
+/// The settings file `agent` reads at `scope` (docs/agents/<agent>.md), or why none is
+/// written there.
+pub fn settings_file(agent: &str, scope: Scope) -> Result<PathBuf, String> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let path = match (agent, scope) {
+        ("claude", scope) => claude_settings(scope),
+        ("gemini", Scope::User) => home().join(".gemini/settings.json"),
+        ("gemini", Scope::Project) => cwd.join(".gemini/settings.json"),
+        ("codex", Scope::User) => home().join(".codex/hooks.json"),
+        ("codex", Scope::Project) => cwd.join(".codex/hooks.json"),
+        ("copilot", Scope::User) => std::env::var_os("COPILOT_HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home().join(".copilot"))
+            .join("hooks/mesh-guard.json"),
+        ("copilot", Scope::Project) => cwd.join(".github/hooks/mesh-guard.json"),
+        ("cursor", Scope::User) => home().join(".cursor/hooks.json"),
+        ("cursor", Scope::Project) => cwd.join(".cursor/hooks.json"),
+        (agent, Scope::Managed) if AGENTS.contains(&agent) => {
+            return Err(format!(
+                "the managed scope for {agent} is not supported yet, see docs/agents/{agent}.md for its system-wide hook configuration"
+            ));
+        }
+        (other, _) => {
+            return Err(format!(
+                "unknown agent `{other}`: one of {}",
+                AGENTS.join(", ")
+            ));
+        }
+    };
+    Ok(path)
+}
+
+/// The hook command for an agent other than Claude: any failure but a refusal is turned
+/// into one (docs/agents/hook-spec.md).
+fn fail_closed_command(prefix: &str, agent: &str) -> String {
+    format!(
+        "{prefix} hook --agent {agent} || {{ s=$?; [ \"$s\" -eq 2 ] || echo \"mesh-guard failed (exit $s); command refused\" >&2; exit 2; }}"
+    )
+}
+
+/// The entries `install` adds for `agent`: (event, entry), and the file's format version
+/// where the agent wants one.
+fn entries(agent: &str, prefix: &str) -> (Vec<(&'static str, Value)>, Option<u64>) {
+    let command = fail_closed_command(prefix, agent);
     match agent {
-        "claude" => None,
-        "gemini" | "codex" | "copilot" | "cursor" => Some(format!(
-            "installing into {agent} is not supported yet, see docs/agents/{agent}.md for its hook configuration"
-        )),
-        other => Some(format!(
-            "unknown agent `{other}`: one of claude, gemini, codex, copilot, cursor"
-        )),
+        "gemini" => (
+            vec![(
+                "BeforeTool",
+                json!({"matcher": "*", "hooks": [{
+                    "name": "mesh-guard", "type": "command", "command": command,
+                    "timeout": 30000, "description": "Refuses shell commands aimed at the mesh",
+                }]}),
+            )],
+            None,
+        ),
+        "codex" => (
+            vec![(
+                "PreToolUse",
+                json!({"matcher": "*", "hooks": [{
+                    "type": "command", "command": command, "timeout": 30, "statusMessage": "mesh-guard",
+                }]}),
+            )],
+            None,
+        ),
+        "copilot" => (
+            vec![(
+                "preToolUse",
+                json!({"type": "command", "bash": command, "timeoutSec": 30}),
+            )],
+            Some(1),
+        ),
+        "cursor" => (
+            vec![
+                (
+                    "beforeShellExecution",
+                    json!({"command": command, "timeout": 30, "failClosed": true}),
+                ),
+                (
+                    "preToolUse",
+                    json!({"matcher": "Write|Delete", "command": command, "timeout": 30, "failClosed": true}),
+                ),
+            ],
+            Some(1),
+        ),
+        _ => (
+            vec![
+                (
+                    "PreToolUse",
+                    json!({"matcher": MATCHER, "hooks": [{
+                        "type": "command",
+                        "command": format!("{prefix} hook --agent claude || exit 2"),
+                    }]}),
+                ),
+                (
+                    "SessionStart",
+                    json!({"hooks": [{
+                        "type": "command",
+                        "command": format!("{prefix} session-start --agent claude || exit 2"),
+                    }]}),
+                ),
+            ],
+            None,
+        ),
     }
 }
 
@@ -107,9 +210,13 @@ fn finish(result: Result<Vec<String>, String>) -> i32 {
 }
 
 fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<String>, String> {
-    if let Some(why) = unsupported(&req.agent) {
-        return Err(why);
-    }
+    let settings = match &req.settings {
+        Some(path) => {
+            settings_file(&req.agent, req.scope)?;
+            path.clone()
+        }
+        None => settings_file(&req.agent, req.scope)?,
+    };
     let mut said = Vec::new();
     let bin = match &req.bin {
         Some(bin) => std::fs::canonicalize(bin)
@@ -143,10 +250,6 @@ fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<Stri
             shell_words::quote(&rules.to_string_lossy())
         ));
     }
-    let settings = req
-        .settings
-        .clone()
-        .unwrap_or_else(|| claude_settings(req.scope));
     let prefix = format!(
         "{}{}",
         shell_words::quote(&bin.to_string_lossy()),
@@ -154,7 +257,7 @@ fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<Stri
     );
     let mut doc = read_settings(&settings)?;
     remove_ours(&mut doc);
-    add_ours(&mut doc, &prefix);
+    add_ours(&mut doc, &req.agent, &prefix);
     if req.scope == Scope::Managed && req.managed_hooks_only {
         doc.insert("allowManagedHooksOnly".into(), Value::Bool(true));
     }
@@ -163,13 +266,13 @@ fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<Stri
 }
 
 fn uninstall_inner(req: &Request) -> Result<Vec<String>, String> {
-    if let Some(why) = unsupported(&req.agent) {
-        return Err(why);
-    }
-    let settings = req
-        .settings
-        .clone()
-        .unwrap_or_else(|| claude_settings(req.scope));
+    let settings = match &req.settings {
+        Some(path) => {
+            settings_file(&req.agent, req.scope)?;
+            path.clone()
+        }
+        None => settings_file(&req.agent, req.scope)?,
+    };
     if !settings.exists() {
         return Ok(vec![format!(
             "{}: absent, nothing to undo",
@@ -310,12 +413,19 @@ fn read_settings(path: &Path) -> Result<Map<String, Value>, String> {
     }
 }
 
-/// A hook command this installer wrote: it runs mesh-guard's hook or session-start for
-/// Claude. (The plugin's own hooks run through `${CLAUDE_PLUGIN_ROOT}` and live elsewhere.)
+/// A hook command this installer wrote: it runs mesh-guard's hook or session-start for an
+/// agent. (The plugin's own hooks run through `${CLAUDE_PLUGIN_ROOT}` and live elsewhere.)
 pub fn is_ours(command: &str) -> bool {
     command.contains("mesh-guard")
-        && (command.contains(" hook --agent claude")
-            || command.contains(" session-start --agent claude"))
+        && (command.contains(" hook --agent ") || command.contains(" session-start --agent "))
+}
+
+/// The command of a hook entry: `command`, or Copilot's `bash`.
+fn entry_command(entry: &Value) -> Option<&str> {
+    entry
+        .get("command")
+        .or_else(|| entry.get("bash"))
+        .and_then(Value::as_str)
 }
 
 /// Every hook command in a settings document, by event: (event, matcher, command).
@@ -327,13 +437,10 @@ pub fn hook_commands(doc: &Map<String, Value>) -> Vec<(String, String, String)> 
     for (event, groups) in hooks {
         for group in groups.as_array().into_iter().flatten() {
             let matcher = group.get("matcher").and_then(Value::as_str).unwrap_or("");
-            for hook in group
-                .get("hooks")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(command) = hook.get("command").and_then(Value::as_str) {
+            let inner = group.get("hooks").and_then(Value::as_array);
+            // Claude, Gemini and Codex nest the hooks in a group; Copilot and Cursor do not.
+            for hook in inner.into_iter().flatten().chain(Some(group)) {
+                if let Some(command) = entry_command(hook) {
                     found.push((event.clone(), matcher.to_string(), command.to_string()));
                 }
             }
@@ -352,17 +459,14 @@ fn remove_ours(doc: &mut Map<String, Value>) {
         };
         for group in list.iter_mut() {
             if let Some(inner) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                inner.retain(|h| {
-                    !h.get("command")
-                        .and_then(Value::as_str)
-                        .is_some_and(is_ours)
-                });
+                inner.retain(|h| !entry_command(h).is_some_and(is_ours));
             }
         }
         list.retain(|g| {
-            g.get("hooks")
-                .and_then(Value::as_array)
-                .is_none_or(|h| !h.is_empty())
+            !entry_command(g).is_some_and(is_ours)
+                && g.get("hooks")
+                    .and_then(Value::as_array)
+                    .is_none_or(|h| !h.is_empty())
         });
     }
     hooks.retain(|_, groups| groups.as_array().is_none_or(|g| !g.is_empty()));
@@ -371,7 +475,11 @@ fn remove_ours(doc: &mut Map<String, Value>) {
     }
 }
 
-fn add_ours(doc: &mut Map<String, Value>, prefix: &str) {
+fn add_ours(doc: &mut Map<String, Value>, agent: &str, prefix: &str) {
+    let (added, version) = entries(agent, prefix);
+    if let Some(version) = version {
+        doc.entry("version").or_insert(json!(version));
+    }
     let hooks = doc
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -379,29 +487,13 @@ fn add_ours(doc: &mut Map<String, Value>, prefix: &str) {
         *hooks = Value::Object(Map::new());
     }
     let hooks = hooks.as_object_mut().expect("an object");
-    let push = |hooks: &mut Map<String, Value>, event: &str, group: Value| {
+    for (event, entry) in added {
         let list = hooks.entry(event).or_insert_with(|| json!([]));
         if !list.is_array() {
             *list = json!([]);
         }
-        list.as_array_mut().expect("an array").push(group);
-    };
-    push(
-        hooks,
-        "PreToolUse",
-        json!({"matcher": MATCHER, "hooks": [{
-            "type": "command",
-            "command": format!("{prefix} hook --agent claude || exit 2"),
-        }]}),
-    );
-    push(
-        hooks,
-        "SessionStart",
-        json!({"hooks": [{
-            "type": "command",
-            "command": format!("{prefix} session-start --agent claude || exit 2"),
-        }]}),
-    );
+        list.as_array_mut().expect("an array").push(entry);
+    }
 }
 
 /// Writes `doc` to `path` unless it is already what is there; the old file is kept as
