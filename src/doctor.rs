@@ -209,7 +209,9 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
         },
     );
 
-    let hardened = managed.is_some() && writable.is_empty();
+    // Hardened only when checked for a known, unprivileged user.
+    let hardened =
+        managed.is_some() && writable.is_empty() && user.as_ref().is_some_and(|u| u.uid != 0);
     let mode = if hardened {
         "hardened"
     } else if installed.is_empty() {
