@@ -22,6 +22,12 @@ pub fn run(args: Args) -> i32 {
         Command::Catalog {
             action: CatalogAction::Check,
         } => catalog_check(&paths),
+        Command::Catalog {
+            action: CatalogAction::Compile,
+        } => catalog_compile(&paths),
+        Command::Install(install) => crate::install::install(&paths, &install.request()),
+        Command::Uninstall(install) => crate::install::uninstall(&install.request()),
+        Command::Doctor { json, user } => crate::doctor::run(&paths, json, user.as_deref()),
         Command::InsteadOf { format, mcp } => instead_of(&paths, format, mcp),
         Command::Search { json, command } => search(&paths, &command.join(" "), json),
         Command::Mcp => crate::mcp::serve(&paths),
@@ -348,6 +354,26 @@ fn catalog_check(paths: &Paths) -> i32 {
                 paths.catalog.display(),
                 count(c.machine_count(), "machine", "machines"),
                 count(c.tools().len(), "tool", "tools")
+            );
+            0
+        }
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            1
+        }
+    }
+}
+
+fn catalog_compile(paths: &Paths) -> i32 {
+    let index = catalog::compiled_index_for(&paths.catalog);
+    match catalog::compile(&paths.catalog, &index) {
+        Ok(_) => {
+            outln!(
+                "{}: compiled to {}",
+                paths.catalog.display(),
+                index.display()
             );
             0
         }

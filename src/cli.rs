@@ -106,6 +106,55 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "auto")]
         agent: AgentChoice,
     },
+    /// Write the guard's hooks into an agent's settings, merged, with a backup (exit 0 done, 2 error)
+    ///
+    /// Example: sudo mesh-guard --catalog ./catalog.toml install claude --scope managed --bin /usr/local/bin/mesh-guard
+    Install(InstallArgs),
+    /// Remove the guard's hooks from an agent's settings, with a backup (exit 0 done, 2 error)
+    Uninstall(InstallArgs),
+    /// Check the setup an agent would run under; each finding says how to fix it (exit 1 when the guard cannot work)
+    Doctor {
+        /// Print one JSON object instead of text
+        #[arg(long)]
+        json: bool,
+        /// The agent's user, when run as root [default: SUDO_USER, else the current user]
+        #[arg(long, value_name = "NAME")]
+        user: Option<String>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    /// The agent: claude (gemini, codex, copilot and cursor: see docs/agents/)
+    pub agent: String,
+    /// user: the user's settings; project: the current directory's; managed: the system-wide policy file the agent's user cannot override
+    #[arg(long, value_enum, default_value = "user")]
+    pub scope: crate::install::Scope,
+    /// The binary the hooks run [default: this executable]; in the managed scope it must be root-owned and writable only by root
+    #[arg(long, value_name = "PATH")]
+    pub bin: Option<PathBuf>,
+    /// The settings file to write, instead of the agent's usual one for the scope
+    #[arg(long, value_name = "PATH")]
+    pub settings: Option<PathBuf>,
+    /// Managed scope: where the catalog, rules and compiled index are installed
+    #[arg(long, value_name = "DIR", default_value = crate::install::SYSTEM_DIR)]
+    pub system_dir: PathBuf,
+    /// Managed scope: also set allowManagedHooksOnly, so no user, project or plugin hook runs
+    #[arg(long)]
+    pub managed_hooks_only: bool,
+}
+
+impl InstallArgs {
+    pub fn request(&self) -> crate::install::Request {
+        crate::install::Request {
+            agent: self.agent.clone(),
+            scope: self.scope,
+            settings: self.settings.clone(),
+            bin: self.bin.clone(),
+            system_dir: Some(self.system_dir.clone()),
+            managed_hooks_only: self.managed_hooks_only,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -123,6 +172,8 @@ pub enum AuditAction {
 pub enum CatalogAction {
     /// Validate the catalog; errors name file and line (exit 1 when invalid)
     Check,
+    /// Write the compiled index beside the catalog (<catalog>.idx), so that a hook never writes it (exit 1 when invalid)
+    Compile,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

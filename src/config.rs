@@ -40,8 +40,21 @@ impl Paths {
         dir.join("catalog-cache")
     }
 
-    /// The catalog, read when first needed, through its compiled cache.
+    /// The catalog, read when first needed, through its compiled cache. An operator's
+    /// compiled index beside the catalog is only read; a catalog owned by another user
+    /// (root, in a hardened install) is never cached where this user could forge the
+    /// cache: without its index it is parsed in memory (decision 0010).
     pub fn lazy_catalog(&self) -> crate::catalog::LazyCatalog {
+        let compiled = crate::catalog::compiled_index_for(&self.catalog);
+        if compiled.is_file() {
+            return crate::catalog::LazyCatalog::with_compiled_index(
+                self.catalog.clone(),
+                compiled,
+            );
+        }
+        if crate::install::perm::owned_by_other(&self.catalog) {
+            return crate::catalog::LazyCatalog::new(self.catalog.clone());
+        }
         let cache = crate::catalog::cache_file_for(&self.cache_dir(), &self.catalog);
         crate::catalog::LazyCatalog::with_cache(self.catalog.clone(), cache)
     }
@@ -54,6 +67,7 @@ impl Paths {
             absolute(&self.catalog),
             absolute(&self.db),
             absolute(&self.cache_dir()),
+            crate::catalog::compiled_index_for(&self.catalog),
         ];
         paths.extend(self.rules.as_ref().map(|r| absolute(r)));
         if let Some(plugin) = std::env::var_os("CLAUDE_PLUGIN_ROOT").filter(|p| !p.is_empty()) {

@@ -65,7 +65,7 @@ pub(super) struct Stamp {
 }
 
 impl Stamp {
-    fn changed_since(&self, now: SystemTime) -> bool {
+    pub(super) fn changed_since(&self, now: SystemTime) -> bool {
         let newest = self.fields[3].max(self.fields[5]);
         let now = now
             .duration_since(UNIX_EPOCH)

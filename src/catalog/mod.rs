@@ -224,6 +224,8 @@ fn collect_toml(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 pub struct LazyCatalog {
     path: PathBuf,
     cache: Option<PathBuf>,
+    /// The cache is the operator's compiled index: read, never written (decision 0010).
+    read_only: bool,
     cell: std::cell::OnceCell<Result<Catalog, Vec<CatalogError>>>,
     /// The catalog parsed afresh after the cache failed under a decision.
     fallback: std::cell::OnceCell<Result<Catalog, Vec<CatalogError>>>,
@@ -234,6 +236,7 @@ impl LazyCatalog {
         LazyCatalog {
             path,
             cache: None,
+            read_only: false,
             cell: std::cell::OnceCell::new(),
             fallback: std::cell::OnceCell::new(),
         }
@@ -244,6 +247,15 @@ impl LazyCatalog {
         LazyCatalog {
             cache: Some(cache),
             ..LazyCatalog::new(path)
+        }
+    }
+
+    /// Like `with_cache`, but the index is only read: when it is missing or stale the
+    /// catalog is parsed in memory and nothing is written (a hardened install's hook).
+    pub fn with_compiled_index(path: PathBuf, index: PathBuf) -> Self {
+        LazyCatalog {
+            read_only: true,
+            ..LazyCatalog::with_cache(path, index)
         }
     }
 
@@ -285,6 +297,9 @@ impl LazyCatalog {
             .and_then(|_| cache::stamps(&self.path).ok());
         let sources = read_sources(&self.path).map_err(|e| vec![e])?;
         let catalog = parse(&sources)?;
+        if self.read_only {
+            return Ok(catalog);
+        }
         if let (Some(cache), Some(stamps), Some(index)) = (&self.cache, stamps, catalog.memory()) {
             let _ = cache::write(
                 cache,
@@ -307,6 +322,59 @@ impl LazyCatalog {
         let _ = self.fallback.set(self.load());
         true
     }
+}
+
+/// The compiled index an operator keeps beside the catalog: `<catalog>.idx` in the
+/// catalog's own directory (`catalog.toml.idx`, or `catalog.idx` for a directory catalog).
+pub fn compiled_index_for(catalog: &Path) -> PathBuf {
+    let absolute = std::path::absolute(catalog).unwrap_or_else(|_| catalog.to_path_buf());
+    let name = absolute
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "catalog".into());
+    absolute.with_file_name(format!("{name}.idx"))
+}
+
+/// Parses the catalog and writes its compiled index to `index`. Waits out the catalog's
+/// racy window first (decision 0006), so that the index is proven current by stamps alone
+/// and a hook that cannot write it never has to hash the catalog's content.
+pub fn compile(catalog: &Path, index: &Path) -> Result<Catalog, Vec<CatalogError>> {
+    let unreadable = |e: std::io::Error| {
+        vec![CatalogError {
+            file: catalog.to_path_buf(),
+            line: None,
+            message: format!("cannot read the catalog: {e}"),
+        }]
+    };
+    let mut stamps = cache::stamps(catalog).map_err(unreadable)?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(4);
+    while stamps
+        .iter()
+        .any(|s| s.changed_since(std::time::SystemTime::now()))
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        stamps = cache::stamps(catalog).map_err(unreadable)?;
+    }
+    let sources = read_sources(catalog).map_err(|e| vec![e])?;
+    let parsed = parse(&sources)?;
+    if let Some(memory) = parsed.memory() {
+        cache::write(
+            index,
+            catalog,
+            &stamps,
+            cache::content_hash(&sources),
+            memory,
+        )
+        .map_err(|e| {
+            vec![CatalogError {
+                file: index.to_path_buf(),
+                line: None,
+                message: format!("cannot write the compiled index: {e}"),
+            }]
+        })?;
+    }
+    Ok(parsed)
 }
 
 #[cfg(test)]

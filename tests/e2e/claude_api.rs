@@ -165,3 +165,90 @@ fn find_tool_result(request: &Value) -> Option<String> {
             other => other.to_string(),
         })
 }
+
+/// The id of step `n` (from 0) of a scripted sequence of tool calls.
+#[allow(dead_code)] // used by the hardened install's test only
+pub fn step_id(n: usize) -> String {
+    format!("toolu_e2e_mesh_guard_step_{n:02}")
+}
+
+/// Starts a fake API whose model makes `calls` in turn: each once the result of the one
+/// before it is in, then ends the conversation.
+#[allow(dead_code)] // used by the hardened install's test only
+pub fn start_script(calls: Vec<ToolCall>) -> FakeApi {
+    FakeApi::start(move |request| {
+        let route = request.path.split('?').next().unwrap_or_default();
+        match (request.method.as_str(), route) {
+            ("POST", "/v1/messages") => {
+                let body = &request.body;
+                let model = body["model"].as_str().unwrap_or("claude-e2e");
+                let offers_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+                let done = step_results(body).len();
+                let message = match calls.get(done) {
+                    Some(call) if offers_tools => message(
+                        model,
+                        json!({"type": "tool_use", "id": step_id(done), "name": call.name, "input": call.input}),
+                        "tool_use",
+                    ),
+                    _ => message(
+                        model,
+                        json!({"type": "text", "text": "Done: the scripted turn is over."}),
+                        "end_turn",
+                    ),
+                };
+                if body["stream"] == true {
+                    Reply::sse(&events(&message))
+                } else {
+                    Reply::json(&message)
+                }
+            }
+            ("POST", "/v1/messages/count_tokens") => Reply::json(&json!({"input_tokens": 1})),
+            _ => Reply::not_found(),
+        }
+    })
+}
+
+/// The results of the scripted steps in a request's messages, in order: (id, text).
+#[allow(dead_code)] // used by the hardened install's test only
+pub fn step_results(request: &Value) -> Vec<(String, String)> {
+    let Some(messages) = request["messages"].as_array() else {
+        return Vec::new();
+    };
+    messages
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| {
+            b["type"] == "tool_result"
+                && b["tool_use_id"]
+                    .as_str()
+                    .is_some_and(|id| id.starts_with("toolu_e2e_mesh_guard_step_"))
+        })
+        .map(|b| {
+            let text = match &b["content"] {
+                Value::String(text) => text.clone(),
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                other => other.to_string(),
+            };
+            (
+                b["tool_use_id"].as_str().unwrap_or_default().to_string(),
+                text,
+            )
+        })
+        .collect()
+}
+
+/// The step results of the longest conversation the CLI sent.
+#[allow(dead_code)] // used by the hardened install's test only
+pub fn script_results(api: &FakeApi) -> Vec<(String, String)> {
+    api.requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.starts_with("/v1/messages"))
+        .map(|r| step_results(&r.body))
+        .max_by_key(Vec::len)
+        .unwrap_or_default()
+}
