@@ -138,6 +138,12 @@ fn hook_main(paths: &Paths, choice: AgentChoice) -> i32 {
     if cfg!(debug_assertions) && std::env::var_os("MESH_GUARD_DEBUG_PANIC").is_some() {
         panic!("panic requested by MESH_GUARD_DEBUG_PANIC");
     }
+    // Someone trying the hook by hand would otherwise face a silent, waiting terminal.
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!(
+            "mesh-guard hook: waiting for a hook event (JSON) on stdin; end it with Ctrl-D. Try `mesh-guard check COMMAND` to decide a command by hand."
+        );
+    }
     let mut input = Vec::new();
     let read = std::io::stdin()
         .take(MAX_EVENT_BYTES + 1)
