@@ -326,8 +326,19 @@ fn load_catalog(paths: &Paths) -> Result<Catalog, i32> {
 }
 
 fn catalog_check(paths: &Paths) -> i32 {
-    match catalog::load(&paths.catalog) {
-        Ok(c) => {
+    let rules = match load_rules(paths) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    let guarded = |name: &str| rules.program(name).is_some() || rules.wrapper(name).is_some();
+    match catalog::check(&paths.catalog, &guarded) {
+        Ok((c, warnings)) => {
+            for w in &warnings {
+                eprintln!("warning: {w}");
+            }
             let count = |n: usize, one: &str, many: &str| {
                 format!("{n} {}", if n == 1 { one } else { many })
             };

@@ -390,6 +390,7 @@ pub(super) fn build(
         errors: Vec::new(),
         seen_names: HashMap::new(),
         module_machines: Vec::new(),
+        first: HashMap::new(),
     };
     let mut once: HashMap<&str, usize> = HashMap::new();
     let mut forge = None;
@@ -508,12 +509,40 @@ struct Builder {
     seen_names: HashMap<String, ()>,
     /// Each machine a module names, with the error to report if it is not a machine.
     module_machines: Vec<(String, CatalogError)>,
+    /// Where each name was first defined ("machine name", key), for a duplicate's error.
+    first: HashMap<(&'static str, String), String>,
 }
 
 impl Builder {
-    fn duplicate(&mut self, source: &Source, span: std::ops::Range<usize>, what: &str, name: &str) {
-        self.errors
-            .push(source.error(Some(span.start), format!("duplicate {what} `{name}`")));
+    fn duplicate(
+        &mut self,
+        source: &Source,
+        span: std::ops::Range<usize>,
+        what: &'static str,
+        name: &str,
+        key: &str,
+    ) {
+        let first = match self.first.get(&(what, key.to_string())) {
+            Some(at) => format!(", first defined at {at}"),
+            None => String::new(),
+        };
+        self.errors.push(source.error(
+            Some(span.start),
+            format!("duplicate {what} `{name}`{first}"),
+        ));
+    }
+
+    /// Notes where a name is defined, when it is the first definition.
+    fn defined(
+        &mut self,
+        source: &Source,
+        span: std::ops::Range<usize>,
+        what: &'static str,
+        key: &str,
+    ) {
+        self.first
+            .entry((what, key.to_string()))
+            .or_insert_with(|| format!("{}:{}", source.path.display(), source.line_of(span.start)));
     }
 
     fn machine_name(&mut self, source: &Source, name: &toml::Spanned<String>, index: usize) {
@@ -533,12 +562,13 @@ impl Builder {
             ));
             return;
         }
-        match self.catalog.machine_by_name.entry(key) {
+        match self.catalog.machine_by_name.entry(key.clone()) {
             Entry::Occupied(_) => {
-                self.duplicate(source, name.span(), "machine name", name.get_ref())
+                self.duplicate(source, name.span(), "machine name", name.get_ref(), &key)
             }
             Entry::Vacant(v) => {
                 v.insert(index);
+                self.defined(source, name.span(), "machine name", &key);
             }
         }
     }
@@ -552,7 +582,9 @@ impl Builder {
             .insert(name.clone(), index)
             .is_some()
         {
-            self.duplicate(source, module.name.span(), "module", &name);
+            self.duplicate(source, module.name.span(), "module", &name, &name);
+        } else {
+            self.defined(source, module.name.span(), "module", &name);
         }
         for c in &module.containers {
             if self
@@ -561,7 +593,9 @@ impl Builder {
                 .insert(c.get_ref().clone(), index)
                 .is_some()
             {
-                self.duplicate(source, c.span(), "container", c.get_ref());
+                self.duplicate(source, c.span(), "container", c.get_ref(), c.get_ref());
+            } else {
+                self.defined(source, c.span(), "container", c.get_ref());
             }
         }
         for u in &module.units {
@@ -571,7 +605,9 @@ impl Builder {
                 .insert(unit_key(u.get_ref()).to_string(), index)
                 .is_some()
             {
-                self.duplicate(source, u.span(), "unit", u.get_ref());
+                self.duplicate(source, u.span(), "unit", u.get_ref(), unit_key(u.get_ref()));
+            } else {
+                self.defined(source, u.span(), "unit", unit_key(u.get_ref()));
             }
         }
         for m in &module.machines {
@@ -601,7 +637,9 @@ impl Builder {
     fn tool(&mut self, source: &Source, tool: super::Tool, module: Option<String>) {
         let name = tool.name.get_ref().clone();
         if self.seen_names.insert(name.clone(), ()).is_some() {
-            self.duplicate(source, tool.name.span(), "tool or verb", &name);
+            self.duplicate(source, tool.name.span(), "tool or verb", &name, &name);
+        } else {
+            self.defined(source, tool.name.span(), "tool or verb", &name);
         }
         for r in &tool.replaces {
             if r.get_ref().split_whitespace().next().is_none() {
