@@ -23,6 +23,7 @@ pub fn run(args: Args) -> i32 {
         Command::InsteadOf { format } => instead_of(&paths, format),
         Command::Search { command } => search(&paths, &command.join(" ")),
         Command::SessionStart { agent } => crate::session::start(&paths, agent),
+        Command::Test { files } => crate::policy_test::run(&paths, &files),
         Command::Audit {
             action,
             kind,

@@ -87,6 +87,21 @@ pub enum Command {
         )]
         command: Vec<String>,
     },
+    /// Run operator policy tests: each `[[case]]` of a TOML file is a command and what the guard must do with it (exit 0 all hold, 1 some fail, 2 bad file)
+    #[command(after_help = "Each file holds cases such as:
+
+  [[case]]
+  command = \"ssh atlas journalctl -u mesh-controller\"
+  expect  = \"refuse\"          # or \"pass\"
+  instead = \"logs\"            # optional: the first tool the refusal names
+
+Example:
+  mesh-guard --catalog /etc/mesh-guard/catalog.toml test policy/*.toml")]
+    Test {
+        /// Policy files (TOML) to run
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
     /// The SessionStart hook: records a session started with an override
     SessionStart {
         #[arg(long, value_enum, default_value = "auto")]

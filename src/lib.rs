@@ -26,6 +26,7 @@ pub mod decide;
 pub mod hook;
 pub mod instead;
 pub mod message;
+pub mod policy_test;
 pub mod record;
 pub mod rules;
 pub mod session;
