@@ -122,7 +122,10 @@ pub enum AuditAction {
 
 #[derive(Debug, Subcommand)]
 pub enum CatalogAction {
-    /// Validate the catalog; errors name file and line (exit 1 when invalid)
+    /// Validate the catalog; errors name file and line, warnings name entries that can never match (exit 1 when invalid; warnings keep 0)
+    #[command(
+        after_help = "Example:\n  mesh-guard --catalog /etc/mesh-guard/catalog.toml catalog check"
+    )]
     Check,
 }
 
