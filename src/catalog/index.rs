@@ -390,7 +390,7 @@ pub(super) fn build(
         errors: Vec::new(),
         seen_names: HashMap::new(),
         module_machines: Vec::new(),
-        first: HashMap::new(),
+        duplicates: Vec::new(),
     };
     let mut once: HashMap<&str, usize> = HashMap::new();
     let mut forge = None;
@@ -494,12 +494,85 @@ pub(super) fn build(
         }
     }
     if !b.errors.is_empty() {
+        if !b.duplicates.is_empty() {
+            say_first_definitions(sources, &mut b.errors, &b.duplicates);
+        }
         return Err(b.errors);
     }
     b.catalog.index_tool_words();
     Ok(Catalog {
         repr: Repr::Memory(Box::new(b.catalog)),
     })
+}
+
+/// Adds to each duplicate's error where its name was first defined, found by reading the
+/// files again in the order `build` did: only a catalog with duplicates pays for it.
+fn say_first_definitions(
+    sources: &[Source],
+    errors: &mut [CatalogError],
+    duplicates: &[(usize, &'static str, String)],
+) {
+    let mut first: HashMap<(&'static str, String), String> = HashMap::new();
+    let mut note = |what: &'static str, key: String, source: &Source, offset: usize| {
+        first
+            .entry((what, key))
+            .or_insert_with(|| format!("{}:{}", source.path.display(), source.line_of(offset)));
+    };
+    let mut verbs = Vec::new();
+    for source in sources {
+        let Ok(file) = toml::from_str::<CatalogFile>(&source.text) else {
+            continue;
+        };
+        for machine in &file.machine {
+            for name in std::iter::once(&machine.name).chain(&machine.aliases) {
+                note(
+                    "machine name",
+                    normalize_host(name.get_ref()),
+                    source,
+                    name.span().start,
+                );
+            }
+        }
+        for module in &file.module {
+            let name = &module.name;
+            note("module", name.get_ref().clone(), source, name.span().start);
+            for c in &module.containers {
+                note("container", c.get_ref().clone(), source, c.span().start);
+            }
+            for u in &module.units {
+                note(
+                    "unit",
+                    unit_key(u.get_ref()).to_string(),
+                    source,
+                    u.span().start,
+                );
+            }
+            for tool in &module.tool {
+                let name = &tool.name;
+                note(
+                    "tool or verb",
+                    name.get_ref().clone(),
+                    source,
+                    name.span().start,
+                );
+            }
+        }
+        verbs.extend(file.verb.into_iter().map(|v| (source, v.name)));
+    }
+    for (source, name) in verbs {
+        note(
+            "tool or verb",
+            name.get_ref().clone(),
+            source,
+            name.span().start,
+        );
+    }
+    for (index, what, key) in duplicates {
+        if let (Some(at), Some(error)) = (first.get(&(*what, key.clone())), errors.get_mut(*index))
+        {
+            error.message.push_str(&format!(", first defined at {at}"));
+        }
+    }
 }
 
 struct Builder {
@@ -509,8 +582,9 @@ struct Builder {
     seen_names: HashMap<String, ()>,
     /// Each machine a module names, with the error to report if it is not a machine.
     module_machines: Vec<(String, CatalogError)>,
-    /// Where each name was first defined ("machine name", key), for a duplicate's error.
-    first: HashMap<(&'static str, String), String>,
+    /// Each duplicate's error (by index) with its kind and key, to say where the first
+    /// definition is once all files are read.
+    duplicates: Vec<(usize, &'static str, String)>,
 }
 
 impl Builder {
@@ -522,27 +596,10 @@ impl Builder {
         name: &str,
         key: &str,
     ) {
-        let first = match self.first.get(&(what, key.to_string())) {
-            Some(at) => format!(", first defined at {at}"),
-            None => String::new(),
-        };
-        self.errors.push(source.error(
-            Some(span.start),
-            format!("duplicate {what} `{name}`{first}"),
-        ));
-    }
-
-    /// Notes where a name is defined, when it is the first definition.
-    fn defined(
-        &mut self,
-        source: &Source,
-        span: std::ops::Range<usize>,
-        what: &'static str,
-        key: &str,
-    ) {
-        self.first
-            .entry((what, key.to_string()))
-            .or_insert_with(|| format!("{}:{}", source.path.display(), source.line_of(span.start)));
+        self.duplicates
+            .push((self.errors.len(), what, key.to_string()));
+        self.errors
+            .push(source.error(Some(span.start), format!("duplicate {what} `{name}`")));
     }
 
     fn machine_name(&mut self, source: &Source, name: &toml::Spanned<String>, index: usize) {
@@ -562,13 +619,13 @@ impl Builder {
             ));
             return;
         }
-        match self.catalog.machine_by_name.entry(key.clone()) {
-            Entry::Occupied(_) => {
+        match self.catalog.machine_by_name.entry(key) {
+            Entry::Occupied(o) => {
+                let key = o.key().clone();
                 self.duplicate(source, name.span(), "machine name", name.get_ref(), &key)
             }
             Entry::Vacant(v) => {
                 v.insert(index);
-                self.defined(source, name.span(), "machine name", &key);
             }
         }
     }
@@ -583,8 +640,6 @@ impl Builder {
             .is_some()
         {
             self.duplicate(source, module.name.span(), "module", &name, &name);
-        } else {
-            self.defined(source, module.name.span(), "module", &name);
         }
         for c in &module.containers {
             if self
@@ -594,8 +649,6 @@ impl Builder {
                 .is_some()
             {
                 self.duplicate(source, c.span(), "container", c.get_ref(), c.get_ref());
-            } else {
-                self.defined(source, c.span(), "container", c.get_ref());
             }
         }
         for u in &module.units {
@@ -606,8 +659,6 @@ impl Builder {
                 .is_some()
             {
                 self.duplicate(source, u.span(), "unit", u.get_ref(), unit_key(u.get_ref()));
-            } else {
-                self.defined(source, u.span(), "unit", unit_key(u.get_ref()));
             }
         }
         for m in &module.machines {
@@ -638,8 +689,6 @@ impl Builder {
         let name = tool.name.get_ref().clone();
         if self.seen_names.insert(name.clone(), ()).is_some() {
             self.duplicate(source, tool.name.span(), "tool or verb", &name, &name);
-        } else {
-            self.defined(source, tool.name.span(), "tool or verb", &name);
         }
         for r in &tool.replaces {
             if r.get_ref().split_whitespace().next().is_none() {
