@@ -213,6 +213,14 @@ fn type_errors_read_as_the_format() {
             "{body}"
         );
     }
+    let file = dir.write("n.toml", "version = -1\n");
+    assert_eq!(
+        check(&file).stderr,
+        format!(
+            "error: {}:1: `version` must be the integer 1, not integer `-1`\n",
+            file.display()
+        )
+    );
     let file = dir.write("v.toml", "version = \"1\"\n");
     assert_eq!(
         check(&file).stderr,

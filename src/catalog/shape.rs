@@ -257,5 +257,12 @@ pub(super) fn reword(message: &str) -> String {
             format!("unknown key {key} (the keys here are {expected})")
         };
     }
+    // The format's only number: a negative or too large `version`.
+    if let Some(found) = message
+        .strip_prefix("invalid value: ")
+        .and_then(|m| m.strip_suffix(", expected u32"))
+    {
+        return format!("`version` must be the integer 1, not {found}");
+    }
     message.to_string()
 }
