@@ -32,6 +32,7 @@ pub fn run(args: Args) -> i32 {
         Command::Search { json, command } => search(&paths, &command.join(" "), json),
         Command::Mcp => crate::mcp::serve(&paths),
         Command::SessionStart { agent } => crate::session::start(&paths, agent),
+        Command::Test { files } => crate::policy_test::run(&paths, &files),
         Command::Audit {
             action,
             kind,
@@ -160,6 +161,12 @@ fn hook_main(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
     // Lets the tests prove that a panic becomes a refusal; absent from release builds.
     if cfg!(debug_assertions) && std::env::var_os("MESH_GUARD_DEBUG_PANIC").is_some() {
         panic!("panic requested by MESH_GUARD_DEBUG_PANIC");
+    }
+    // Someone trying the hook by hand would otherwise face a silent, waiting terminal.
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!(
+            "mesh-guard hook: waiting for a hook event (JSON) on stdin; end it with Ctrl-D. Try `mesh-guard check COMMAND` to decide a command by hand."
+        );
     }
     let mut input = Vec::new();
     let read = std::io::stdin()
@@ -344,8 +351,19 @@ fn load_catalog(paths: &Paths) -> Result<Catalog, i32> {
 }
 
 fn catalog_check(paths: &Paths) -> i32 {
-    match catalog::load(&paths.catalog) {
-        Ok(c) => {
+    let rules = match load_rules(paths) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    let guarded = |name: &str| rules.program(name).is_some() || rules.wrapper(name).is_some();
+    match catalog::check(&paths.catalog, &guarded) {
+        Ok((c, warnings)) => {
+            for w in &warnings {
+                eprintln!("warning: {w}");
+            }
             let count = |n: usize, one: &str, many: &str| {
                 format!("{n} {}", if n == 1 { one } else { many })
             };

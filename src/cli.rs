@@ -101,6 +101,21 @@ pub enum Command {
     },
     /// An MCP server on stdio with the tools `mesh_search` and `mesh_instead_of` (exit 0 when stdin closes)
     Mcp,
+    /// Run operator policy tests: each `[[case]]` of a TOML file is a command and what the guard must do with it (exit 0 all hold, 1 some fail, 2 bad file)
+    #[command(after_help = "Each file holds cases such as:
+
+  [[case]]
+  command = \"ssh atlas journalctl -u mesh-controller\"
+  expect  = \"refuse\"          # or \"pass\"
+  instead = \"logs\"            # optional: the first tool the refusal names
+
+Example:
+  mesh-guard --catalog /etc/mesh-guard/catalog.toml test policy/*.toml")]
+    Test {
+        /// Policy files (TOML) to run
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
     /// The SessionStart hook: records a session started with an override
     SessionStart {
         #[arg(long, value_enum, default_value = "auto")]
@@ -170,7 +185,10 @@ pub enum AuditAction {
 
 #[derive(Debug, Subcommand)]
 pub enum CatalogAction {
-    /// Validate the catalog; errors name file and line (exit 1 when invalid)
+    /// Validate the catalog; errors name file and line, warnings name entries that can never match (exit 1 when invalid; warnings keep 0)
+    #[command(
+        after_help = "Example:\n  mesh-guard --catalog /etc/mesh-guard/catalog.toml catalog check"
+    )]
     Check,
     /// Write the compiled index beside the catalog (<catalog>.idx), so that a hook never writes it (exit 1 when invalid)
     Compile,

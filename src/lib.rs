@@ -29,6 +29,7 @@ pub mod install;
 pub mod instead;
 pub mod mcp;
 pub mod message;
+pub mod policy_test;
 pub mod record;
 pub mod rules;
 pub mod search;

@@ -113,9 +113,15 @@ pub fn start(paths: &Paths, choice: AgentChoice) -> i32 {
             code = 0;
         }
     }
-    let table = crate::catalog::load(&paths.catalog)
-        .map(|c| instead_of_table(&c, TableFormat::Markdown))
-        .ok();
+    let catalog = crate::catalog::load(&paths.catalog).ok();
+    // The operator may read this where the agent's hooks log; the agent sees no table.
+    if catalog.as_ref().is_some_and(|c| c.machine_count() == 0) {
+        eprintln!(
+            "mesh-guard: warning: the catalog {} has no machine: no machine is guarded by name, only what `[mesh]` domains and networks cover",
+            paths.catalog.display()
+        );
+    }
+    let table = catalog.map(|c| instead_of_table(&c, TableFormat::Markdown));
     let context = match table {
         Some(table) => format!(
             "This machine's shell commands are checked by mesh-guard. For the mesh's machines, containers and units, use the mesh's own tools instead of ssh, scp, docker, journalctl or systemctl:\n\n{table}\nIf no tool fits, tell the operator which tool is missing rather than working round the guard."

@@ -390,6 +390,7 @@ pub(super) fn build(
         errors: Vec::new(),
         seen_names: HashMap::new(),
         module_machines: Vec::new(),
+        duplicates: Vec::new(),
     };
     let mut once: HashMap<&str, usize> = HashMap::new();
     let mut forge = None;
@@ -493,12 +494,85 @@ pub(super) fn build(
         }
     }
     if !b.errors.is_empty() {
+        if !b.duplicates.is_empty() {
+            say_first_definitions(sources, &mut b.errors, &b.duplicates);
+        }
         return Err(b.errors);
     }
     b.catalog.index_tool_words();
     Ok(Catalog {
         repr: Repr::Memory(Box::new(b.catalog)),
     })
+}
+
+/// Adds to each duplicate's error where its name was first defined, found by reading the
+/// files again in the order `build` did: only a catalog with duplicates pays for it.
+fn say_first_definitions(
+    sources: &[Source],
+    errors: &mut [CatalogError],
+    duplicates: &[(usize, &'static str, String)],
+) {
+    let mut first: HashMap<(&'static str, String), String> = HashMap::new();
+    let mut note = |what: &'static str, key: String, source: &Source, offset: usize| {
+        first
+            .entry((what, key))
+            .or_insert_with(|| format!("{}:{}", source.path.display(), source.line_of(offset)));
+    };
+    let mut verbs = Vec::new();
+    for source in sources {
+        let Ok(file) = toml::from_str::<CatalogFile>(&source.text) else {
+            continue;
+        };
+        for machine in &file.machine {
+            for name in std::iter::once(&machine.name).chain(&machine.aliases) {
+                note(
+                    "machine name",
+                    normalize_host(name.get_ref()),
+                    source,
+                    name.span().start,
+                );
+            }
+        }
+        for module in &file.module {
+            let name = &module.name;
+            note("module", name.get_ref().clone(), source, name.span().start);
+            for c in &module.containers {
+                note("container", c.get_ref().clone(), source, c.span().start);
+            }
+            for u in &module.units {
+                note(
+                    "unit",
+                    unit_key(u.get_ref()).to_string(),
+                    source,
+                    u.span().start,
+                );
+            }
+            for tool in &module.tool {
+                let name = &tool.name;
+                note(
+                    "tool or verb",
+                    name.get_ref().clone(),
+                    source,
+                    name.span().start,
+                );
+            }
+        }
+        verbs.extend(file.verb.into_iter().map(|v| (source, v.name)));
+    }
+    for (source, name) in verbs {
+        note(
+            "tool or verb",
+            name.get_ref().clone(),
+            source,
+            name.span().start,
+        );
+    }
+    for (index, what, key) in duplicates {
+        if let (Some(at), Some(error)) = (first.get(&(*what, key.clone())), errors.get_mut(*index))
+        {
+            error.message.push_str(&format!(", first defined at {at}"));
+        }
+    }
 }
 
 struct Builder {
@@ -508,10 +582,22 @@ struct Builder {
     seen_names: HashMap<String, ()>,
     /// Each machine a module names, with the error to report if it is not a machine.
     module_machines: Vec<(String, CatalogError)>,
+    /// Each duplicate's error (by index) with its kind and key, to say where the first
+    /// definition is once all files are read.
+    duplicates: Vec<(usize, &'static str, String)>,
 }
 
 impl Builder {
-    fn duplicate(&mut self, source: &Source, span: std::ops::Range<usize>, what: &str, name: &str) {
+    fn duplicate(
+        &mut self,
+        source: &Source,
+        span: std::ops::Range<usize>,
+        what: &'static str,
+        name: &str,
+        key: &str,
+    ) {
+        self.duplicates
+            .push((self.errors.len(), what, key.to_string()));
         self.errors
             .push(source.error(Some(span.start), format!("duplicate {what} `{name}`")));
     }
@@ -534,8 +620,9 @@ impl Builder {
             return;
         }
         match self.catalog.machine_by_name.entry(key) {
-            Entry::Occupied(_) => {
-                self.duplicate(source, name.span(), "machine name", name.get_ref())
+            Entry::Occupied(o) => {
+                let key = o.key().clone();
+                self.duplicate(source, name.span(), "machine name", name.get_ref(), &key)
             }
             Entry::Vacant(v) => {
                 v.insert(index);
@@ -552,7 +639,7 @@ impl Builder {
             .insert(name.clone(), index)
             .is_some()
         {
-            self.duplicate(source, module.name.span(), "module", &name);
+            self.duplicate(source, module.name.span(), "module", &name, &name);
         }
         for c in &module.containers {
             if self
@@ -561,7 +648,7 @@ impl Builder {
                 .insert(c.get_ref().clone(), index)
                 .is_some()
             {
-                self.duplicate(source, c.span(), "container", c.get_ref());
+                self.duplicate(source, c.span(), "container", c.get_ref(), c.get_ref());
             }
         }
         for u in &module.units {
@@ -571,7 +658,7 @@ impl Builder {
                 .insert(unit_key(u.get_ref()).to_string(), index)
                 .is_some()
             {
-                self.duplicate(source, u.span(), "unit", u.get_ref());
+                self.duplicate(source, u.span(), "unit", u.get_ref(), unit_key(u.get_ref()));
             }
         }
         for m in &module.machines {
@@ -601,7 +688,7 @@ impl Builder {
     fn tool(&mut self, source: &Source, tool: super::Tool, module: Option<String>) {
         let name = tool.name.get_ref().clone();
         if self.seen_names.insert(name.clone(), ()).is_some() {
-            self.duplicate(source, tool.name.span(), "tool or verb", &name);
+            self.duplicate(source, tool.name.span(), "tool or verb", &name, &name);
         }
         for r in &tool.replaces {
             if r.get_ref().split_whitespace().next().is_none() {

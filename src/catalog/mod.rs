@@ -3,7 +3,9 @@
 
 mod cache;
 mod index;
+mod lint;
 mod net;
+mod shape;
 
 pub use cache::file_for as cache_file_for;
 pub use index::{Catalog, HostBy, HostMatch, MeshObject, ModuleEntry, ToolEntry};
@@ -142,19 +144,46 @@ pub fn load(path: &Path) -> Result<Catalog, Vec<CatalogError>> {
     parse(&sources)
 }
 
+/// Reads the catalog at `path` as `load` does, and also says what in it can never match:
+/// the warnings (see `lint`). `guarded` tells whether a program's base name is one the
+/// rules in force guard (a program or a wrapper).
+pub fn check(
+    path: &Path,
+    guarded: &dyn Fn(&str) -> bool,
+) -> Result<(Catalog, Vec<CatalogError>), Vec<CatalogError>> {
+    let sources = read_sources(path).map_err(|e| vec![e])?;
+    let files = parse_files(&sources)?;
+    let warnings = lint::warnings(&sources, &files, guarded);
+    Ok((index::build(&sources, files)?, warnings))
+}
+
 fn parse(sources: &[Source]) -> Result<Catalog, Vec<CatalogError>> {
+    index::build(sources, parse_files(sources)?)
+}
+
+fn parse_files(sources: &[Source]) -> Result<Vec<CatalogFile>, Vec<CatalogError>> {
     let mut parsed = Vec::with_capacity(sources.len());
     let mut errors = Vec::new();
     for source in sources {
         match toml::from_str::<CatalogFile>(&source.text) {
             Ok(file) => parsed.push(file),
-            Err(e) => errors.push(source.error(e.span().map(|s| s.start), e.message().trim())),
+            // The shape is checked only when serde fails: a sound catalog is parsed once.
+            Err(e) => {
+                let wrong_shape = shape::check(source);
+                if wrong_shape.is_empty() {
+                    errors.push(
+                        source.error(e.span().map(|s| s.start), shape::reword(e.message().trim())),
+                    );
+                } else {
+                    errors.extend(wrong_shape);
+                }
+            }
         }
     }
     if !errors.is_empty() {
         return Err(errors);
     }
-    index::build(sources, parsed)
+    Ok(parsed)
 }
 
 /// The bytes the catalog is made of, for keying a cache of the compiled index.

@@ -10,6 +10,40 @@ pub struct Cidr {
 }
 
 impl Cidr {
+    /// Whether bits past the prefix are set (`10.20.0.5/16`): the range is still the
+    /// prefix's, which the writer may not have meant.
+    pub fn has_host_bits(&self) -> bool {
+        let (bits, width) = match self.network {
+            IpAddr::V4(v4) => (u128::from(u32::from(v4)), 32),
+            IpAddr::V6(v6) => (u128::from(v6), 128),
+        };
+        masked(bits, self.prefix, width) != bits << (128 - u32::from(width))
+    }
+
+    /// The range as it is read: `10.20.0.5/16` is `10.20.0.0/16`.
+    pub fn network(&self) -> Cidr {
+        let network = match self.network {
+            IpAddr::V4(v4) => IpAddr::V4(
+                (u32::from(v4)
+                    & u32::MAX
+                        .checked_shl(32 - u32::from(self.prefix))
+                        .unwrap_or(0))
+                .into(),
+            ),
+            IpAddr::V6(v6) => IpAddr::V6(
+                (u128::from(v6)
+                    & u128::MAX
+                        .checked_shl(128 - u32::from(self.prefix))
+                        .unwrap_or(0))
+                .into(),
+            ),
+        };
+        Cidr {
+            network,
+            prefix: self.prefix,
+        }
+    }
+
     pub fn contains(&self, addr: IpAddr) -> bool {
         match (self.network, addr) {
             (IpAddr::V4(net), IpAddr::V4(a)) => {

@@ -1,0 +1,190 @@
+//! `mesh-guard test FILE...`: the operator's policy tests. Each `[[case]]` is a command
+//! and what the guard must do with it, decided exactly as `check` decides it, so that a
+//! catalog or rules change that lets a command through fails in the operator's CI.
+
+use crate::app::{Outcome, decide};
+use crate::config::Paths;
+use crate::decide::{Decision, PassReason, Rule};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    #[serde(default)]
+    case: Vec<Spanned<Case>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    command: String,
+    expect: Spanned<String>,
+    /// The name of the tool the refusal must name first.
+    instead: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    Refuse,
+    Pass,
+}
+
+/// One case, checked and located.
+struct Checked {
+    at: String,
+    command: String,
+    expect: Expect,
+    instead: Option<String>,
+}
+
+/// Runs every file's cases: 0 when all hold, 1 when some fail, 2 when a file is bad (or
+/// the rules or catalog cannot be read, so nothing could be decided).
+pub fn run(paths: &Paths, files: &[PathBuf]) -> i32 {
+    let mut cases = Vec::new();
+    let mut bad = false;
+    for file in files {
+        match read(file) {
+            Ok(found) => cases.extend(found),
+            Err(e) => {
+                eprintln!("error: {e}");
+                bad = true;
+            }
+        }
+    }
+    let rules = match crate::rules::Rules::load(paths.rules.as_deref()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let catalog = paths.lazy_catalog();
+    let cwd = std::env::current_dir().ok();
+    let mut failed = 0;
+    for case in &cases {
+        let outcome = decide(paths, &rules, &catalog, &case.command, cwd.clone());
+        if let Decision::Refuse(r) = &outcome.decision
+            && r.rule == Rule::FailClosed
+            && let Err(errors) = catalog.get()
+        {
+            for e in errors {
+                eprintln!("error: {e}");
+            }
+            return 2;
+        }
+        if let Some(why) = failure(case, &outcome) {
+            failed += 1;
+            outln!("FAIL {} `{}`: {why}", case.at, case.command);
+        }
+    }
+    let total = cases.len();
+    outln!(
+        "{total} {}: {} hold, {failed} {}",
+        if total == 1 { "case" } else { "cases" },
+        total - failed,
+        if failed == 1 { "fails" } else { "fail" }
+    );
+    if bad {
+        2
+    } else if failed > 0 {
+        1
+    } else {
+        0
+    }
+}
+
+/// Why a case does not hold, or `None` when it does.
+fn failure(case: &Checked, outcome: &Outcome) -> Option<String> {
+    let first = outcome.instead.first().map(|s| s.tool.as_str());
+    let got = match &outcome.decision {
+        Decision::Pass(PassReason::NotMesh) => "pass".to_string(),
+        Decision::Pass(PassReason::ForgeAccount { .. }) => "pass [forge-account]".to_string(),
+        Decision::Refuse(r) => match first {
+            Some(tool) => format!("refuse [{}], first tool `{tool}`", r.rule.id()),
+            None => format!("refuse [{}], no tool named", r.rule.id()),
+        },
+    };
+    let refused = matches!(outcome.decision, Decision::Refuse(_));
+    let want = match (case.expect, &case.instead) {
+        (Expect::Pass, _) => "pass".to_string(),
+        (Expect::Refuse, None) => "refuse".to_string(),
+        (Expect::Refuse, Some(tool)) => format!("refuse, first tool `{tool}`"),
+    };
+    let holds = match case.expect {
+        Expect::Pass => !refused,
+        Expect::Refuse => refused && case.instead.as_deref().is_none_or(|t| first == Some(t)),
+    };
+    (!holds).then(|| format!("expected {want}, got {got}"))
+}
+
+/// A policy file's cases, or what is wrong with it (named by file and line).
+fn read(path: &Path) -> Result<Vec<Checked>, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{shown}: cannot read the policy file: {e}"))?;
+    let line = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+    let file: PolicyFile = toml::from_str(&text).map_err(|e| {
+        let message = policy_words(e.message().trim());
+        match e.span() {
+            Some(span) => format!("{shown}:{}: {message}", line(span.start)),
+            None => format!("{shown}: {message}"),
+        }
+    })?;
+    if file.case.is_empty() {
+        return Err(format!(
+            "{shown}: the policy file holds no `[[case]]` (each needs `command` and `expect`)"
+        ));
+    }
+    file.case
+        .into_iter()
+        .map(|case| {
+            let at = format!("{shown}:{}", line(case.span().start));
+            let case = case.into_inner();
+            let expect = match case.expect.get_ref().as_str() {
+                "refuse" => Expect::Refuse,
+                "pass" => Expect::Pass,
+                other => {
+                    return Err(format!(
+                        "{shown}:{}: `expect` must be \"refuse\" or \"pass\", not \"{other}\"",
+                        line(case.expect.span().start)
+                    ));
+                }
+            };
+            if expect == Expect::Pass && case.instead.is_some() {
+                return Err(format!(
+                    "{at}: `instead` names the tool a refusal offers; a case that expects \"pass\" cannot have it"
+                ));
+            }
+            Ok(Checked {
+                at,
+                command: case.command,
+                expect,
+                instead: case.instead,
+            })
+        })
+        .collect()
+}
+
+/// serde's words in the policy format's: "unknown field `expected`, expected one of …".
+fn policy_words(message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("unknown field ") {
+        let (key, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
+        let expected = expected.trim_start_matches("one of ");
+        return format!("unknown key {key} (the keys here are {expected})");
+    }
+    if let Some(key) = message.strip_prefix("missing field ") {
+        return format!("a `[[case]]` has no {key} (each needs `command` and `expect`)");
+    }
+    if message.contains("expected struct Case") || message.contains("expected a sequence") {
+        return "`case` must be an array of tables, written `[[case]]`, each with `command` and `expect`".into();
+    }
+    if let Some(found) = message
+        .strip_prefix("invalid type: ")
+        .and_then(|m| m.strip_suffix(", expected a string"))
+    {
+        return format!("`command`, `expect` and `instead` must be strings, not {found}");
+    }
+    message.to_string()
+}
