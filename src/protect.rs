@@ -2,6 +2,7 @@
 //! rules, record, cache, binary, plugin and the agent's hook settings are the operator's;
 //! so are the guard's variables in the files a future session starts from.
 
+use crate::shell::UNKNOWN;
 use std::path::{Component, Path, PathBuf};
 
 /// The variables that configure the guard. Set in a command they change nothing (the hook
@@ -62,11 +63,107 @@ impl Protected {
         })
     }
 
-    /// Whether `word`, as a path opened from `cwd` (the command's own `cd` wins over the
-    /// event's), is one of the guard's files or under one of its directories. A link is
-    /// followed, so a symlink to the catalog is the catalog.
+    /// Whether writing `word`, as a path opened from `cwd` (the command's own `cd` wins
+    /// over the event's), writes one of the guard's files: it is one, is under one of its
+    /// directories, or is a directory that holds one (`rm -rf ~/.local/share/mesh-guard`).
+    /// A value that cannot be known, or a glob, covers them when it could name one.
     pub fn covers(&self, word: &str, cwd: Option<&Path>) -> bool {
-        if word.is_empty() || word.starts_with('-') || word.contains(crate::shell::UNKNOWN) {
+        if word.is_empty() || word.starts_with('-') {
+            return false;
+        }
+        let word = self.expand_tilde(word);
+        if word.contains(UNKNOWN) {
+            return self.could_cover(&word, cwd);
+        }
+        if has_glob(&word) {
+            let pattern = self.resolve(&word, cwd);
+            return self.pattern_covers(&pattern.to_string_lossy())
+                || expand_glob(&pattern)
+                    .iter()
+                    .any(|p| self.is_or_under(&p.to_string_lossy(), None) || self.holds(p));
+        }
+        self.is_or_under(&word, cwd) || self.holds(&self.resolve(&word, cwd))
+    }
+
+    /// A relative path whose directory cannot be known (after `cd "$X"`, `cd -`): it could
+    /// be any directory, so it covers the guard's files when their path ends with it.
+    pub fn covers_anywhere(&self, relative: &str) -> bool {
+        let word = self.expand_tilde(relative);
+        if word.starts_with('/') {
+            return self.covers(&word, None);
+        }
+        let rest = lexical(Path::new(word.trim_start_matches("./")));
+        self.could_cover(&format!("{UNKNOWN}/{}", rest.to_string_lossy()), None)
+    }
+
+    /// `~`, `~/…`, `~user/…` as bash expands them; a user it cannot find, or a home it
+    /// does not know, is unknown.
+    pub fn expand_tilde(&self, word: &str) -> String {
+        let Some(rest) = word.strip_prefix('~') else {
+            return word.to_string();
+        };
+        let (user, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let home = match user {
+            "" => self.home.clone(),
+            "+" => self.cwd.clone(),
+            _ => home_of(user),
+        };
+        match home {
+            Some(home) => format!("{}{tail}", home.to_string_lossy()),
+            None if user == "-" || !user.contains(UNKNOWN) => format!("{UNKNOWN}{tail}"),
+            None => word.to_string(),
+        }
+    }
+
+    /// Whether a path with unknown parts could name one of the guard's files, a file under
+    /// one of its directories, or a directory that holds one. A wholly unknown word
+    /// (`rm "$f"`) is not taken for one: that would refuse every loop over files.
+    fn could_cover(&self, word: &str, cwd: Option<&Path>) -> bool {
+        if word.chars().all(|c| c == UNKNOWN || c == '/') {
+            return false;
+        }
+        let pattern = if word.starts_with(UNKNOWN) {
+            word.to_string()
+        } else {
+            self.resolve(word, cwd).to_string_lossy().into_owned()
+        };
+        self.pattern_covers(&pattern)
+    }
+
+    /// Whether a pattern (`*`, `?`, `[…]`, and [`UNKNOWN`] for any text) matches a guard
+    /// path, a directory holding an existing one, or starts inside a guard directory.
+    fn pattern_covers(&self, pattern: &str) -> bool {
+        let literal_end = pattern
+            .find(|c: char| c == UNKNOWN || matches!(c, '*' | '?' | '['))
+            .unwrap_or(pattern.len());
+        let fixed = &pattern[..pattern[..literal_end].rfind('/').unwrap_or(0)];
+        if !fixed.is_empty() && self.all_paths().iter().any(|p| Path::new(fixed).starts_with(p)) {
+            return true;
+        }
+        self.all_paths().iter().any(|p| {
+            p.ancestors()
+                .take_while(|a| a.parent().is_some())
+                .enumerate()
+                .any(|(i, a)| (i == 0 || a.exists()) && matches(pattern, &a.to_string_lossy()))
+        })
+    }
+
+    /// Whether `path` is a directory that holds one of the guard's existing files.
+    pub fn holds(&self, path: &Path) -> bool {
+        let real = std::fs::canonicalize(path).ok();
+        let held = |p: &Path| {
+            [Some(path), real.as_deref()]
+                .into_iter()
+                .flatten()
+                .any(|dir| p != dir && p.starts_with(dir))
+        };
+        self.all_paths().iter().any(|p| held(p) && p.exists())
+    }
+
+    /// Whether `word` is one of the guard's files or under one of its directories. A link
+    /// is followed, so a symlink to the catalog is the catalog.
+    pub fn is_or_under(&self, word: &str, cwd: Option<&Path>) -> bool {
+        if word.is_empty() || word.contains(UNKNOWN) {
             return false;
         }
         let path = self.resolve(word, cwd);
@@ -105,6 +202,110 @@ impl Protected {
         };
         lexical(&absolute)
     }
+}
+
+/// A user's home directory from the password file; none when the user is not there.
+fn home_of(user: &str) -> Option<PathBuf> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split(':').collect();
+        (fields.len() >= 6 && fields[0] == user).then(|| PathBuf::from(fields[5]))
+    })
+}
+
+fn has_glob(word: &str) -> bool {
+    word.contains(['*', '?', '['])
+}
+
+/// Glob characters that stand for more than one word; at most this many matches are read.
+const MAX_GLOB_MATCHES: usize = 256;
+
+/// A glob expanded against the file system as bash would, one component at a time.
+fn expand_glob(pattern: &Path) -> Vec<PathBuf> {
+    let mut found = vec![PathBuf::new()];
+    for part in pattern.components() {
+        let text = part.as_os_str().to_string_lossy();
+        if !has_glob(&text) {
+            found.iter_mut().for_each(|p| p.push(part));
+            continue;
+        }
+        let mut next = Vec::new();
+        for dir in &found {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for entry in entries.filter_map(Result::ok).take(MAX_GLOB_MATCHES) {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                // As bash: a leading dot is matched only by a pattern that starts with one.
+                if (!name.starts_with('.') || text.starts_with('.')) && matches(&text, &name) {
+                    next.push(dir.join(&name));
+                }
+            }
+        }
+        found = next;
+    }
+    found
+}
+
+/// Shell pattern matching: `*` and `?` within one path component, `[…]` a class, and
+/// [`UNKNOWN`] any text at all (a value that could hold slashes).
+pub fn matches(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    // Positions reachable in the text after each pattern prefix (no backtracking blow-up).
+    let mut reach = vec![false; t.len() + 1];
+    reach[0] = true;
+    let mut i = 0;
+    while i < p.len() {
+        let mut next = vec![false; t.len() + 1];
+        let mut width = 1;
+        match p[i] {
+            c if c == UNKNOWN || c == '*' => {
+                let crosses = c == UNKNOWN;
+                for j in 0..=t.len() {
+                    if reach[j] || (j > 0 && next[j - 1] && (crosses || t[j - 1] != '/')) {
+                        next[j] = true;
+                    }
+                }
+            }
+            '?' => (0..t.len()).for_each(|j| next[j + 1] = reach[j] && t[j] != '/'),
+            '[' => match p[i + 1..].iter().skip(1).position(|&c| c == ']') {
+                Some(end) => {
+                    let class = &p[i + 1..i + 2 + end];
+                    width = class.len() + 2;
+                    let (negate, class) = match class.first() {
+                        Some('!' | '^') => (true, &class[1..]),
+                        _ => (false, class),
+                    };
+                    let in_class = |c: char| {
+                        let mut k = 0;
+                        while k < class.len() {
+                            if k + 2 < class.len() && class[k + 1] == '-' {
+                                if class[k] <= c && c <= class[k + 2] {
+                                    return true;
+                                }
+                                k += 3;
+                            } else {
+                                if class[k] == c {
+                                    return true;
+                                }
+                                k += 1;
+                            }
+                        }
+                        false
+                    };
+                    (0..t.len()).for_each(|j| {
+                        next[j + 1] = reach[j] && t[j] != '/' && in_class(t[j]) != negate
+                    });
+                }
+                None => (0..t.len()).for_each(|j| next[j + 1] = reach[j] && t[j] == '['),
+            },
+            c => (0..t.len()).for_each(|j| next[j + 1] = reach[j] && t[j] == c),
+        }
+        reach = next;
+        i += width;
+    }
+    reach[t.len()]
 }
 
 /// `.` and `..` taken out of a path without the file system.
