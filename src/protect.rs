@@ -137,7 +137,12 @@ impl Protected {
             .find(|c: char| c == UNKNOWN || matches!(c, '*' | '?' | '['))
             .unwrap_or(pattern.len());
         let fixed = &pattern[..pattern[..literal_end].rfind('/').unwrap_or(0)];
-        if !fixed.is_empty() && self.all_paths().iter().any(|p| Path::new(fixed).starts_with(p)) {
+        if !fixed.is_empty()
+            && self
+                .all_paths()
+                .iter()
+                .any(|p| Path::new(fixed).starts_with(p))
+        {
             return true;
         }
         self.all_paths().iter().any(|p| {
@@ -366,17 +371,90 @@ pub fn sets_future_environment(words: &[String]) -> bool {
             .any(|w| GUARD_VARIABLES.iter().any(|v| w.starts_with(v)))
 }
 
-/// `claude plugin disable mesh-guard` and kin: turning the guard off from inside.
-pub fn disables_plugin(words: &[String]) -> bool {
-    let Some(program) = words.first().map(|p| crate::argv::base_name(p)) else {
-        return false;
+/// Whether an agent's `--settings` value (JSON, or a settings file, read if it exists)
+/// switches the guard off: all hooks off, managed hooks only, its plugin disabled, or a
+/// guard variable in the settings' `env`. A value that cannot be known is taken to.
+pub fn settings_disable_guard(value: &str, cwd: Option<&Path>) -> bool {
+    if value.contains(UNKNOWN) {
+        return true;
+    }
+    let text = if value.trim_start().starts_with('{') {
+        value.to_string()
+    } else {
+        let path = match cwd {
+            Some(cwd) if !value.starts_with('/') => cwd.join(value),
+            _ => PathBuf::from(value),
+        };
+        match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(_) => return false,
+        }
     };
-    program == "claude"
-        && words.iter().any(|w| w == "plugin" || w == "plugins")
-        && words
-            .iter()
-            .any(|w| matches!(w.as_str(), "disable" | "uninstall" | "remove" | "rm"))
-        && words.iter().any(|w| w.starts_with("mesh-guard"))
+    let Ok(settings) = serde_json::from_str::<serde_json::Value>(&text) else {
+        // Not JSON the hook can read: the agent may read it otherwise.
+        return true;
+    };
+    let truthy = |key: &str| {
+        settings
+            .get(key)
+            .is_some_and(|v| v != false && !v.is_null())
+    };
+    let plugin_off = settings
+        .get("enabledPlugins")
+        .and_then(|p| p.as_object())
+        .is_some_and(|p| {
+            p.iter()
+                .any(|(name, on)| name.starts_with("mesh-guard") && on == false)
+        });
+    let env_sets = settings
+        .get("env")
+        .and_then(|e| e.as_object())
+        .is_some_and(|e| GUARD_VARIABLES.iter().any(|v| e.contains_key(*v)));
+    truthy("disableAllHooks") || truthy("allowManagedHooksOnly") || plugin_off || env_sets
+}
+
+impl Protected {
+    /// Whether `path` is the directory a guard file is in (`~/.claude`, the record's).
+    pub fn is_guard_parent(&self, path: &Path) -> bool {
+        self.all_paths().iter().any(|p| p.parent() == Some(path))
+    }
+
+    /// A guard file whose name and whose directory's name the text both holds
+    /// (`os.path.join(home, '.claude', 'settings.json')`).
+    pub fn named_in(&self, text: &str) -> Option<String> {
+        self.all_paths().iter().find_map(|p| {
+            let name = p.file_name()?.to_string_lossy();
+            let dir = p.parent()?.file_name()?.to_string_lossy();
+            (text.contains(name.as_ref()) && text.contains(dir.as_ref()))
+                .then(|| p.to_string_lossy().into_owned())
+        })
+    }
+
+    /// The Claude Code settings sources that hold the guard's hooks: those whose settings
+    /// file names the guard, or the user's, where the plugin is installed by default.
+    pub fn guard_setting_sources(&self) -> Vec<&'static str> {
+        let mut files = Vec::new();
+        let config = std::env::var_os("CLAUDE_CONFIG_DIR")
+            .map(PathBuf::from)
+            .or_else(|| self.home.as_ref().map(|h| h.join(".claude")));
+        files.extend(config.map(|c| ("user", c.join("settings.json"))));
+        if let Some(cwd) = &self.cwd {
+            for dir in cwd.ancestors() {
+                files.push(("project", dir.join(".claude/settings.json")));
+                files.push(("local", dir.join(".claude/settings.local.json")));
+            }
+        }
+        let mut sources: Vec<&'static str> = files
+            .into_iter()
+            .filter(|(_, f)| std::fs::read_to_string(f).is_ok_and(|t| t.contains("mesh-guard")))
+            .map(|(s, _)| s)
+            .collect();
+        if sources.is_empty() {
+            sources.push("user");
+        }
+        sources.dedup();
+        sources
+    }
 }
 
 #[cfg(test)]

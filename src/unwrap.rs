@@ -186,10 +186,7 @@ pub fn interpreter_code(
         }
         // `python3 -Sc 'code'`: the code option ends a flag group.
         let ends_group = interpreter.code_options.iter().any(|o| {
-            o.len() == 2
-                && arg.starts_with('-')
-                && !arg.starts_with("--")
-                && arg.ends_with(&o[1..])
+            o.len() == 2 && arg.starts_with('-') && !arg.starts_with("--") && arg.ends_with(&o[1..])
         });
         if ends_group {
             code = rest.next().cloned();
