@@ -59,8 +59,11 @@ impl Paths {
         if let Some(plugin) = std::env::var_os("CLAUDE_PLUGIN_ROOT").filter(|p| !p.is_empty()) {
             paths.push(absolute(&PathBuf::from(plugin)));
         }
+        // The default places are the guard's even when flags point elsewhere: a record or
+        // catalog there is still the operator's.
         if let Some(dirs) = project_dirs() {
             paths.push(absolute(dirs.config_dir()));
+            paths.push(absolute(dirs.data_dir()));
         }
         // The agents' own hook settings and plugins (the binary is added when first needed):
         // the user's, and the project's at the working directory and every directory above

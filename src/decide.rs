@@ -447,9 +447,11 @@ impl Guard<'_> {
             return None;
         }
         let program = command.words.first().map(|p| base_name(p)).unwrap_or("");
-        // (word, whether only the word itself is written, not what a directory holds)
-        let mut targets: Vec<(String, bool)> =
-            command.writes.iter().map(|w| (w.clone(), false)).collect();
+        let mut targets: Vec<(String, Reach)> = command
+            .writes
+            .iter()
+            .map(|w| (w.clone(), Reach::Whole))
+            .collect();
         let mut code: Vec<String> = Vec::new();
         let args = command.words.get(1..).unwrap_or_default();
         if let Some(writer) = self.rules.writer(program) {
@@ -468,7 +470,7 @@ impl Guard<'_> {
         }
         let hit = targets
             .iter()
-            .find(|(w, exact)| self.writes_guard_file(w, *exact, walk))
+            .find(|(w, reach)| self.writes_guard_file(w, reach, walk))
             .map(|(w, _)| w.clone())
             .or_else(|| {
                 code.iter()
@@ -493,9 +495,27 @@ impl Guard<'_> {
         writer: &crate::rules::Writer,
         args: &[String],
         walk: &Walk,
-    ) -> Vec<(String, bool)> {
-        if !writer.only_with.is_empty() && !args.iter().any(|a| writer.only_with.contains(a)) {
+    ) -> Vec<(String, Reach)> {
+        let runs_writer = args.iter().enumerate().any(|(i, a)| {
+            writer.runs_on_found.contains(a)
+                && args
+                    .get(i + 1)
+                    .is_some_and(|p| self.rules.writer(base_name(p)).is_some())
+        });
+        if !writer.only_with.is_empty()
+            && !runs_writer
+            && !args.iter().any(|a| writer.only_with.contains(a))
+        {
             return Vec::new();
+        }
+        if !writer.runs_on_found.is_empty() || !writer.name_tests.is_empty() {
+            // The starting points come before the first option (`find DIR… -name X …`).
+            let names = option_values(args, &writer.name_tests);
+            return args
+                .iter()
+                .take_while(|a| !a.starts_with(['-', '(', '!']))
+                .map(|dir| (dir.clone(), Reach::Named(names.clone())))
+                .collect();
         }
         let words: Vec<String> = args
             .iter()
@@ -510,10 +530,10 @@ impl Guard<'_> {
             .filter(|w| !w.starts_with('-'))
             .collect();
         if !writer.into_directory || words.len() < 2 {
-            return words.into_iter().map(|w| (w, false)).collect();
+            return words.into_iter().map(|w| (w, Reach::Whole)).collect();
         }
         let (destination, sources) = words.split_last().expect("two words or more");
-        let mut out: Vec<(String, bool)> = Vec::new();
+        let mut out: Vec<(String, Reach)> = Vec::new();
         let into_directory = destination.ends_with('/')
             || sources.len() > 1
             || self
@@ -525,25 +545,25 @@ impl Guard<'_> {
                 .is_dir();
         if into_directory {
             // `cp -r evil/mesh-guard ~/.config/` writes `~/.config/mesh-guard`.
-            out.push((destination.clone(), true));
+            out.push((destination.clone(), Reach::Exact));
             for source in sources {
                 let name = base_name(source.trim_end_matches('/'));
                 out.push((
                     format!("{}/{name}", destination.trim_end_matches('/')),
-                    false,
+                    Reach::Whole,
                 ));
             }
         } else {
-            out.push((destination.clone(), false));
+            out.push((destination.clone(), Reach::Whole));
         }
         if !writer.reads_sources {
-            out.extend(sources.iter().map(|s| (s.clone(), false)));
+            out.extend(sources.iter().map(|s| (s.clone(), Reach::Whole)));
         }
         out
     }
 
     /// Whether writing `word` writes a guard file, from where the command is.
-    fn writes_guard_file(&self, word: &str, exact: bool, walk: &Walk) -> bool {
+    fn writes_guard_file(&self, word: &str, reach: &Reach, walk: &Walk) -> bool {
         let protected = self.protected;
         let word = protected.expand_tilde(word);
         let cwd = walk.cwd.as_deref();
@@ -563,10 +583,17 @@ impl Guard<'_> {
         if walk.cwd_unknown && relative {
             return protected.covers_anywhere(&word);
         }
-        if exact {
-            protected.is_or_under(&word, cwd)
-        } else {
-            protected.covers(&word, cwd)
+        match reach {
+            Reach::Exact => protected.is_or_under(&word, cwd),
+            Reach::Whole => protected.covers(&word, cwd),
+            Reach::Tree => {
+                protected.covers(&word, cwd) || protected.would_hold(&protected.resolve(&word, cwd))
+            }
+            Reach::Named(names) if names.is_empty() => protected.covers(&word, cwd),
+            Reach::Named(names) => {
+                protected.is_or_under(&word, cwd)
+                    || protected.holds_named(&protected.resolve(&word, cwd), names)
+            }
         }
     }
 
@@ -633,7 +660,7 @@ impl Guard<'_> {
                 continue;
             }
             let word = self.protected.expand_tilde(piece);
-            if self.writes_guard_file(&word, true, walk)
+            if self.writes_guard_file(&word, &Reach::Exact, walk)
                 || self
                     .protected
                     .is_guard_parent(&self.protected.resolve(&word, walk.cwd.as_deref()))
@@ -1056,6 +1083,20 @@ impl Guard<'_> {
             None => Decision::Pass(PassReason::NotMesh),
         }
     }
+}
+
+/// How much of what a written word names is written.
+enum Reach {
+    /// The file itself (`cp x DIR/`: the directory is not replaced).
+    Exact,
+    /// The file, or the directory and everything in it (`rm -rf DIR`).
+    Whole,
+    /// A tree written there, whose files may land where the guard's are or would be
+    /// (`cp -r evil/.claude ~/`).
+    Tree,
+    /// What a directory holds whose names match one of these patterns (`find -name`);
+    /// everything when there are none.
+    Named(Vec<String>),
 }
 
 /// `claude-code@2.1.0` → `claude-code` (a package's version; a scope's `@` stays).

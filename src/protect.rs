@@ -155,6 +155,16 @@ impl Protected {
 
     /// Whether `path` is a directory that holds one of the guard's existing files.
     pub fn holds(&self, path: &Path) -> bool {
+        self.holds_any(path, true)
+    }
+
+    /// Whether a directory tree written at `path` (a copy's destination) would put a file
+    /// where one of the guard's is, or may be.
+    pub fn would_hold(&self, path: &Path) -> bool {
+        self.holds_any(path, false)
+    }
+
+    fn holds_any(&self, path: &Path, existing: bool) -> bool {
         let real = std::fs::canonicalize(path).ok();
         let held = |p: &Path| {
             [Some(path), real.as_deref()]
@@ -162,7 +172,35 @@ impl Protected {
                 .flatten()
                 .any(|dir| p != dir && p.starts_with(dir))
         };
-        self.all_paths().iter().any(|p| held(p) && p.exists())
+        self.all_paths()
+            .iter()
+            .any(|p| held(p) && (!existing || p.exists()))
+    }
+
+    /// As [`Self::holds`], for the guard files whose own name, or a directory's between
+    /// `path` and them, matches one of `names` (`find DIR -name '*.pyc' -delete`).
+    pub fn holds_named(&self, path: &Path, names: &[String]) -> bool {
+        let real = std::fs::canonicalize(path).ok();
+        self.all_paths().iter().any(|p| {
+            let below = [Some(path), real.as_deref()]
+                .into_iter()
+                .flatten()
+                .find_map(|dir| {
+                    p.strip_prefix(dir)
+                        .ok()
+                        .filter(|r| !r.as_os_str().is_empty())
+                });
+            let Some(below) = below else {
+                return false;
+            };
+            // A guard directory's files have names of their own, not known here.
+            let named = p.is_dir()
+                || below.components().any(|c| {
+                    let c = c.as_os_str().to_string_lossy();
+                    names.iter().any(|n| matches(n, &c))
+                });
+            named && p.exists()
+        })
     }
 
     /// Whether `word` is one of the guard's files or under one of its directories. A link

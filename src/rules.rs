@@ -242,6 +242,13 @@ pub struct Writer {
     /// It writes only with one of these options (`find -delete`, `find -exec`).
     #[serde(default)]
     pub only_with: Vec<String>,
+    /// Options after which it runs a program on each file it finds (`find -exec`): it
+    /// writes them when that program is a writer.
+    #[serde(default)]
+    pub runs_on_found: Vec<String>,
+    /// Options whose value narrows the files it writes to those so named (`find -name`).
+    #[serde(default)]
+    pub name_tests: Vec<String>,
     /// A word `PREFIX…` names the file after the prefix (`dd of=FILE`).
     #[serde(default)]
     pub value_prefixes: Vec<String>,
