@@ -550,7 +550,7 @@ impl Guard<'_> {
                 let name = base_name(source.trim_end_matches('/'));
                 out.push((
                     format!("{}/{name}", destination.trim_end_matches('/')),
-                    Reach::Whole,
+                    Reach::Tree,
                 ));
             }
         } else {
