@@ -713,7 +713,7 @@ impl Guard<'_> {
         }
         for value in option_values(args, &agent.settings_options) {
             if protect::settings_disable_guard(
-                &value,
+                &self.protected.expand_tilde(&value),
                 walk.cwd.as_deref().or(self.protected.cwd.as_deref()),
             ) {
                 return Some(
