@@ -405,7 +405,7 @@ impl Guard<'_> {
             (_, Some(dir)) => {
                 let dir = self.protected.expand_tilde(dir);
                 let base = walk.cwd.clone();
-                (!dir.contains(UNKNOWN) && !(walk.cwd_unknown && !dir.starts_with('/')))
+                (!dir.contains(UNKNOWN) && (!walk.cwd_unknown || dir.starts_with('/')))
                     .then(|| self.protected.resolve(&dir, base.as_deref()))
             }
         };
@@ -762,9 +762,7 @@ impl Guard<'_> {
         if let Some(agent) = self.rules.agent(strip_version(base_name(first))) {
             return Some((agent, &words[1..]));
         }
-        if self.rules.interpreter(base_name(first)).is_none() {
-            return None;
-        }
+        self.rules.interpreter(base_name(first))?;
         let at = words[1..].iter().position(|w| !w.starts_with('-'))? + 1;
         named(&words[at]).map(|agent| (agent, &words[at + 1..]))
     }

@@ -134,7 +134,7 @@ impl Protected {
     /// path, a directory holding an existing one, or starts inside a guard directory.
     fn pattern_covers(&self, pattern: &str) -> bool {
         let literal_end = pattern
-            .find(|c: char| c == UNKNOWN || matches!(c, '*' | '?' | '['))
+            .find([UNKNOWN, '*', '?', '['])
             .unwrap_or(pattern.len());
         let fixed = &pattern[..pattern[..literal_end].rfind('/').unwrap_or(0)];
         if !fixed.is_empty()
@@ -516,6 +516,45 @@ mod tests {
         for path in ["README.md", "docs/override.md", "src/main.rs", "notes.txt"] {
             assert!(!is_startup_file(path), "{path}");
         }
+    }
+
+    #[test]
+    fn patterns_match_as_bash_globs_and_unknown_spans_slashes() {
+        let u = UNKNOWN;
+        assert!(matches("/h/.claude/sett*.json", "/h/.claude/settings.json"));
+        assert!(matches(
+            "/h/.cl?ude/settings.json",
+            "/h/.claude/settings.json"
+        ));
+        assert!(matches("/h/.[a-c]laude/s*", "/h/.claude/settings.json"));
+        assert!(!matches("/h/*/settings.json", "/h/a/b/settings.json"));
+        assert!(matches(
+            &format!("{u}/settings.json"),
+            "/h/a/b/settings.json"
+        ));
+        assert!(!matches(
+            &format!("{u}/settings.json"),
+            "/h/a/settings.jsonx"
+        ));
+        assert!(!matches("/h/[!.]claude", "/h/.claude"));
+    }
+
+    #[test]
+    fn tilde_forms_expand_or_are_unknown() {
+        let p = Protected::new(vec![], Some(PathBuf::from("/w")), Some(PathBuf::from("/h")));
+        assert_eq!(p.expand_tilde("~/x"), "/h/x");
+        assert_eq!(p.expand_tilde("~"), "/h");
+        assert_eq!(p.expand_tilde("~+/x"), "/w/x");
+        // A user from this machine's password file, whoever the first one is.
+        let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+        let fields: Vec<&str> = passwd.lines().next().unwrap_or("").split(':').collect();
+        if fields.len() >= 6 {
+            let expected = format!("{}/x", fields[5].trim_end_matches('/'));
+            assert_eq!(p.expand_tilde(&format!("~{}/x", fields[0])), expected);
+        }
+        assert_eq!(p.expand_tilde("~nosuchuser0/x"), format!("{UNKNOWN}/x"));
+        assert_eq!(p.expand_tilde("~-/x"), format!("{UNKNOWN}/x"));
+        assert_eq!(p.expand_tilde("a~/x"), "a~/x");
     }
 
     #[test]
