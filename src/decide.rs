@@ -268,6 +268,13 @@ impl Guard<'_> {
                 .override_attempt(&command)
                 .or_else(|| self.self_protection(&command, walk));
         }
+        // `env -C DIR PROGRAM`, `sudo -D DIR PROGRAM`: the program's paths are from DIR.
+        let outer_cwd = (walk.cwd.clone(), walk.cwd_unknown);
+        if let Some(dir) = self.wrapper_directory(&command) {
+            let dir = self.protected.expand_tilde(&dir);
+            walk.cwd_unknown |= dir.contains(UNKNOWN);
+            walk.cwd = Some(self.protected.resolve(&dir, walk.cwd.as_deref()));
+        }
         let mut steps = Vec::new();
         unwrap(self.rules, command, &mut steps);
         for step in steps {
@@ -288,6 +295,7 @@ impl Guard<'_> {
                 Step::Shell { source, depth, env } => self.payload(&source, depth, &env, walk),
             }
         }
+        (walk.cwd, walk.cwd_unknown) = outer_cwd;
     }
 
     /// `exec 3<>/dev/tcp/atlas/22`: bash itself connects to the host a redirection names.
@@ -383,6 +391,12 @@ impl Guard<'_> {
             detail: format!("it sets {OVERRIDE_VAR} or another of the guard's variables, which only the operator may set, in the environment a session starts with"),
             ..Refusal::plain(Rule::Override, &shown(command), "")
         })
+    }
+
+    /// The directory a wrapper runs its program in, when it says (`env -C DIR`).
+    fn wrapper_directory(&self, command: &Command) -> Option<String> {
+        let wrapper = self.rules.wrapper(base_name(command.words.first()?))?;
+        option_values(&command.words[1..], &wrapper.chdir_option).pop()
     }
 
     /// `cd DIR`, a bare `cd` (home), `cd -` (where the command was before), `cd "$X"`
@@ -517,9 +531,18 @@ impl Guard<'_> {
                 .map(|dir| (dir.clone(), Reach::Named(names.clone())))
                 .collect();
         }
+        let target = option_values(args, &writer.target_options).pop();
+        let values: Vec<usize> = args
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| writer.target_options.contains(a))
+            .map(|(i, _)| i + 1)
+            .collect();
         let words: Vec<String> = args
             .iter()
-            .map(|w| {
+            .enumerate()
+            .filter(|(i, _)| !values.contains(i))
+            .map(|(_, w)| {
                 writer
                     .value_prefixes
                     .iter()
@@ -529,12 +552,16 @@ impl Guard<'_> {
             })
             .filter(|w| !w.starts_with('-'))
             .collect();
-        if !writer.into_directory || words.len() < 2 {
+        if !writer.into_directory || (words.len() < 2 && target.is_none()) {
             return words.into_iter().map(|w| (w, Reach::Whole)).collect();
         }
-        let (destination, sources) = words.split_last().expect("two words or more");
+        let (destination, sources) = match &target {
+            Some(dir) => (dir, words.as_slice()),
+            None => words.split_last().expect("two words or more"),
+        };
         let mut out: Vec<(String, Reach)> = Vec::new();
-        let into_directory = destination.ends_with('/')
+        let into_directory = target.is_some()
+            || destination.ends_with('/')
             || sources.len() > 1
             || self
                 .protected
@@ -547,6 +574,11 @@ impl Guard<'_> {
             // `cp -r evil/mesh-guard ~/.config/` writes `~/.config/mesh-guard`.
             out.push((destination.clone(), Reach::Exact));
             for source in sources {
+                // `rsync -a evil/ DIR`, `cp -r evil/. DIR`: the contents land in DIR itself.
+                if source.ends_with('/') || source.ends_with("/.") {
+                    out.push((destination.clone(), Reach::Contents));
+                    continue;
+                }
                 let name = base_name(source.trim_end_matches('/'));
                 out.push((
                     format!("{}/{name}", destination.trim_end_matches('/')),
@@ -586,6 +618,10 @@ impl Guard<'_> {
         match reach {
             Reach::Exact => protected.is_or_under(&word, cwd),
             Reach::Whole => protected.covers(&word, cwd),
+            Reach::Contents => {
+                protected.is_or_under(&word, cwd)
+                    || protected.is_guard_parent(&protected.resolve(&word, cwd))
+            }
             Reach::Tree => {
                 protected.covers(&word, cwd) || protected.would_hold(&protected.resolve(&word, cwd))
             }
@@ -1092,6 +1128,9 @@ enum Reach {
     /// A tree written there, whose files may land where the guard's are or would be
     /// (`cp -r evil/.claude ~/`).
     Tree,
+    /// A directory's contents copied into this one (`rsync -a evil/ ~/.claude/`): refused
+    /// where a guard file sits directly, not for every directory above one.
+    Contents,
     /// What a directory holds whose names match one of these patterns (`find -name`);
     /// everything when there are none.
     Named(Vec<String>),

@@ -210,6 +210,9 @@ pub struct Wrapper {
     pub command_option: Vec<String>,
     #[serde(default)]
     pub inert: Vec<String>,
+    /// Options whose value is the directory the program runs in (`env -C DIR`).
+    #[serde(default)]
+    pub chdir_option: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -256,6 +259,9 @@ pub struct Writer {
     /// own name (`cp -r a/mesh-guard ~/.config/`).
     #[serde(default)]
     pub into_directory: bool,
+    /// With `into_directory`: options whose value is the destination directory (`cp -t DIR`).
+    #[serde(default)]
+    pub target_options: Vec<String>,
     /// With `into_directory`: the sources are only read (`cp`), not removed (`mv`).
     #[serde(default)]
     pub reads_sources: bool,

@@ -308,3 +308,31 @@ fn an_unrelated_path_is_not_the_guard_home() {
     assert!(Path::new(&other).exists());
     assert_passed(&home, &[&format!("rm {}", other.display())]);
 }
+
+#[test]
+fn directories_given_as_options_and_copies_of_contents() {
+    let home = Home::new();
+    assert_refused(
+        &home,
+        &[
+            "env -C ~/.claude rm settings.json",
+            "sudo -D ~/.claude rm settings.json",
+            "env --chdir=$HOME/.claude truncate -s0 settings.json",
+            "cp -t ~/.config/mesh-guard evil.toml",
+            "mv --target-directory=$HOME/.config evil/mesh-guard",
+            "rsync -a evil/ ~/.claude/",
+            "cp -r evil/. ~/.claude",
+            "jq '.disableAllHooks=true' s.json | sponge ~/.claude/settings.json",
+            "exec 3>~/.claude/settings.json",
+            "{ echo {}; } > ~/.claude/settings.json",
+        ],
+    );
+    assert_passed(
+        &home,
+        &[
+            "env -C /tmp rm -rf build",
+            "cp -t /tmp main.rs",
+            "rsync -a ./ /tmp/backup/",
+        ],
+    );
+}
