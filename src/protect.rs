@@ -260,7 +260,7 @@ fn has_glob(word: &str) -> bool {
     word.contains(['*', '?', '['])
 }
 
-/// Glob characters that stand for more than one word; at most this many matches are read.
+/// At most this many paths are kept at each step of a glob's expansion.
 const MAX_GLOB_MATCHES: usize = 256;
 
 /// A glob expanded against the file system as bash would, one component at a time.
@@ -277,7 +277,7 @@ fn expand_glob(pattern: &Path) -> Vec<PathBuf> {
             let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;
             };
-            for entry in entries.filter_map(Result::ok).take(MAX_GLOB_MATCHES) {
+            for entry in entries.filter_map(Result::ok) {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 // As bash: a leading dot is matched only by a pattern that starts with one.
                 if (!name.starts_with('.') || text.starts_with('.')) && matches(&text, &name) {
@@ -285,6 +285,9 @@ fn expand_glob(pattern: &Path) -> Vec<PathBuf> {
                 }
             }
         }
+        // Bounded: `/*/*/*/*` must not walk the whole disk. The guard's paths were already
+        // matched against the pattern itself; this only follows links a glob finds.
+        next.truncate(MAX_GLOB_MATCHES);
         found = next;
     }
     found
