@@ -39,6 +39,11 @@ impl Home {
 
     /// The hook's exit code for `command`, run from `project/src` as the event's cwd.
     fn hook(&self, command: &str) -> (i32, String) {
+        self.tool("Bash", serde_json::json!({ "command": command }))
+    }
+
+    /// The hook's exit code for one tool call, from `project/src`.
+    fn tool(&self, tool: &str, input: serde_json::Value) -> (i32, String) {
         let cwd = self.home().join("project/src");
         let event = serde_json::json!({
             "session_id": "sess-1",
@@ -46,8 +51,8 @@ impl Home {
             "cwd": cwd,
             "permission_mode": "default",
             "hook_event_name": "PreToolUse",
-            "tool_name": "Bash",
-            "tool_input": {"command": command},
+            "tool_name": tool,
+            "tool_input": input,
             "tool_use_id": "toolu_1",
         });
         let bin = std::env::var("MESH_GUARD_TEST_BIN").unwrap_or(common::BIN.to_string());
@@ -335,4 +340,29 @@ fn directories_given_as_options_and_copies_of_contents() {
             "rsync -a ./ /tmp/backup/",
         ],
     );
+}
+
+#[test]
+fn file_tools_cannot_write_the_project_settings_from_a_sub_directory() {
+    // The event's cwd is `project/src`; the settings are the project root's.
+    let home = Home::new();
+    let project = home.home().join("project");
+    for (file, content) in [
+        (
+            ".claude/settings.local.json",
+            r#"{"disableAllHooks": true}"#,
+        ),
+        (
+            ".claude/settings.json",
+            r#"{"enabledPlugins": {"mesh-guard@mesh-guard": false}}"#,
+        ),
+        (".codex/hooks.json", "{}"),
+        (".cursor/hooks.json", "{}"),
+    ] {
+        let input = serde_json::json!({ "file_path": project.join(file), "content": content });
+        let (code, stderr) = home.tool("Write", input);
+        assert_eq!(code, 2, "Write {file} passed: {stderr}");
+    }
+    let input = serde_json::json!({ "file_path": project.join("src/lib.rs"), "content": "" });
+    assert_eq!(home.tool("Write", input).0, 0, "a source file is written");
 }
