@@ -481,6 +481,8 @@ impl Guard<'_> {
         }
         if let Some(interpreter) = self.rules.interpreter(program) {
             code.extend(crate::unwrap::interpreter_code(interpreter, command, args));
+            // `python3 fix.py ~/.claude/settings.json`: the script is handed the file.
+            code.extend(args.iter().cloned());
         }
         let hit = targets
             .iter()
@@ -553,7 +555,14 @@ impl Guard<'_> {
             .filter(|w| !w.starts_with('-'))
             .collect();
         if !writer.into_directory || (words.len() < 2 && target.is_none()) {
-            return words.into_iter().map(|w| (w, Reach::Whole)).collect();
+            let reach = || {
+                if writer.exact {
+                    Reach::Exact
+                } else {
+                    Reach::Whole
+                }
+            };
+            return words.into_iter().map(|w| (w, reach())).collect();
         }
         let (destination, sources) = match &target {
             Some(dir) => (dir, words.as_slice()),

@@ -259,6 +259,10 @@ pub struct Writer {
     /// own name (`cp -r a/mesh-guard ~/.config/`).
     #[serde(default)]
     pub into_directory: bool,
+    /// Only the files named are written, never a directory's contents (`git checkout -- .`
+    /// leaves untracked files alone).
+    #[serde(default)]
+    pub exact: bool,
     /// With `into_directory`: options whose value is the destination directory (`cp -t DIR`).
     #[serde(default)]
     pub target_options: Vec<String>,

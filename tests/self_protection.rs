@@ -328,6 +328,9 @@ fn directories_given_as_options_and_copies_of_contents() {
             "rsync -a evil/ ~/.claude/",
             "cp -r evil/. ~/.claude",
             "jq '.disableAllHooks=true' s.json | sponge ~/.claude/settings.json",
+            "git checkout -- ../.claude/settings.local.json",
+            "unzip -o evil.zip -d ~/.claude",
+            "python3 fix.py ~/.claude/settings.json",
             "exec 3>~/.claude/settings.json",
             "{ echo {}; } > ~/.claude/settings.json",
         ],
@@ -338,6 +341,9 @@ fn directories_given_as_options_and_copies_of_contents() {
             "env -C /tmp rm -rf build",
             "cp -t /tmp main.rs",
             "rsync -a ./ /tmp/backup/",
+            "git checkout -- . && git restore main.rs",
+            "git commit -m 'stop editing .claude/settings.json'",
+            "python3 -m pytest tests/",
         ],
     );
 }
