@@ -6,7 +6,15 @@
 /// read for a program without reading any.
 fn names(value: &toml::Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for kind in ["program", "wrapper", "shell", "interpreter", "command_env"] {
+    for kind in [
+        "program",
+        "wrapper",
+        "shell",
+        "interpreter",
+        "command_env",
+        "writer",
+        "agent",
+    ] {
         let entries = value.get(kind).and_then(toml::Value::as_array);
         for entry in entries.into_iter().flatten() {
             let list = entry.get("names").and_then(toml::Value::as_array);
@@ -30,6 +38,7 @@ fn main() {
         "wrappers",
         "shells",
         "interpreters",
+        "self",
     ]
     .into_iter()
     .enumerate()

@@ -373,7 +373,26 @@ fn catalog_check(paths: &Paths) -> i32 {
                 count(c.machine_count(), "machine", "machines"),
                 count(c.tools().len(), "tool", "tools")
             );
-            0
+            // The hook answers from the compiled cache while its stamps match: a forged
+            // one would pass what the catalog refuses, so it is compared here.
+            let cache = catalog::cache_file_for(&paths.cache_dir(), &paths.catalog);
+            match catalog::check_cache(&paths.catalog, &cache) {
+                catalog::CacheState::Disagrees(why) => {
+                    eprintln!(
+                        "error: {}: the compiled cache does not match the catalog ({why}); remove it, and find out who wrote it",
+                        cache.display()
+                    );
+                    1
+                }
+                catalog::CacheState::Agrees => {
+                    outln!("compiled cache: matches the catalog");
+                    0
+                }
+                catalog::CacheState::NotInUse(state) => {
+                    outln!("compiled cache: {state}");
+                    0
+                }
+            }
         }
         Err(errors) => {
             for e in &errors {

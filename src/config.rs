@@ -73,20 +73,55 @@ impl Paths {
         if let Some(plugin) = std::env::var_os("CLAUDE_PLUGIN_ROOT").filter(|p| !p.is_empty()) {
             paths.push(absolute(&PathBuf::from(plugin)));
         }
+        // The default places are the guard's even when flags point elsewhere: a record or
+        // catalog there is still the operator's.
         if let Some(dirs) = project_dirs() {
             paths.push(absolute(dirs.config_dir()));
+            paths.push(absolute(dirs.data_dir()));
         }
-        // The agent's own hook settings and plugins (the binary is added when first needed).
+        // The agents' own hook settings and plugins (the binary is added when first needed):
+        // the user's, and the project's at the working directory and every directory above
+        // it (the project root may be any of them).
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        for base in home.iter().chain(cwd.iter()) {
-            paths.push(base.join(".claude/settings.json"));
-            paths.push(base.join(".claude/settings.local.json"));
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let project_dirs: Vec<PathBuf> = cwd
+            .iter()
+            .flat_map(|c| c.ancestors().map(PathBuf::from))
+            .chain(var("CLAUDE_PROJECT_DIR"))
+            .collect();
+        for base in home.iter().chain(project_dirs.iter()) {
+            for file in AGENT_HOOK_FILES {
+                paths.push(base.join(file));
+            }
         }
         paths.extend(home.iter().map(|h| h.join(".claude/plugins")));
+        paths.extend(var("CLAUDE_CONFIG_DIR").map(|d| d.join("settings.json")));
+        paths.extend(
+            var("CODEX_HOME")
+                .iter()
+                .flat_map(|d| [d.join("hooks.json"), d.join("config.toml")]),
+        );
+        paths.extend(var("COPILOT_HOME").map(|d| d.join("hooks")));
         // Links are followed, and the binary added, when a command first writes a file.
         Protected::new(paths, cwd, home)
     }
 }
+
+/// Where each agent reads its hooks, under the home directory or a project (docs/agents/*.md).
+const AGENT_HOOK_FILES: [&str; 8] = [
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".codex/hooks.json",
+    ".codex/config.toml",
+    ".gemini/settings.json",
+    ".copilot/hooks",
+    ".github/hooks",
+    ".cursor/hooks.json",
+];
 
 fn absolute(path: &std::path::Path) -> PathBuf {
     let joined = if path.is_absolute() {

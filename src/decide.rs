@@ -146,6 +146,14 @@ struct Walk {
     guarded: bool,
     /// Where the command has `cd`'d to, for the paths after it.
     cwd: Option<PathBuf>,
+    /// The command has `cd`'d somewhere that cannot be known (`cd "$X"`, `cd -` with an
+    /// unknown `OLDPWD`): its relative paths could be anywhere.
+    cwd_unknown: bool,
+    /// Where `cd -` goes: `None` until a `cd` of the command's own sets it.
+    oldpwd: Option<Option<PathBuf>>,
+    /// Links the command itself creates (`ln -s ~/.claude x`), with what they point to:
+    /// a path through one is not known from its text.
+    links: Vec<(PathBuf, String)>,
     /// How many remote commands (`ssh host '…'`) the walk is inside. There, a container's
     /// or unit's name is the remote machine's business: only machines it reaches count.
     remote: usize,
@@ -187,7 +195,14 @@ impl Guard<'_> {
             ));
         }
         let mut walk = Walk::default();
-        match shell::parse(source, 0, &HashMap::new()) {
+        // `$HOME` is what bash would expand it to: the session's home, as the hook sees it.
+        let known: HashMap<String, Vec<String>> = self
+            .protected
+            .home
+            .iter()
+            .map(|h| ("HOME".to_string(), vec![h.to_string_lossy().into_owned()]))
+            .collect();
+        match shell::parse(source, 0, &known) {
             Ok(script) => self.script(script, &mut walk),
             Err(_) => walk.unparsable.push(source.to_string()),
         }
@@ -247,28 +262,32 @@ impl Guard<'_> {
                 .extend(text.split_whitespace().map(str::to_string));
         }
         self.device_sockets(&command, walk);
-        if command
-            .words
-            .first()
-            .is_some_and(|w| w == "cd" || w == "pushd")
-            && let Some(dir) = command
-                .words
-                .get(1)
-                .filter(|d| !d.contains(UNKNOWN) && !d.starts_with('-'))
-        {
-            let base = walk.cwd.clone();
-            walk.cwd = Some(self.protected.resolve(dir, base.as_deref()));
-        }
+        self.change_directory(&command, walk);
         if walk.refusal.is_none() {
             walk.refusal = self
                 .override_attempt(&command)
-                .or_else(|| self.self_protection(&command, walk.cwd.as_deref()));
+                .or_else(|| self.self_protection(&command, walk));
+        }
+        // `env -C DIR PROGRAM`, `sudo -D DIR PROGRAM`: the program's paths are from DIR.
+        let outer_cwd = (walk.cwd.clone(), walk.cwd_unknown);
+        if let Some(dir) = self.wrapper_directory(&command) {
+            let dir = self.protected.expand_tilde(&dir);
+            walk.cwd_unknown |= dir.contains(UNKNOWN);
+            walk.cwd = Some(self.protected.resolve(&dir, walk.cwd.as_deref()));
         }
         let mut steps = Vec::new();
         unwrap(self.rules, command, &mut steps);
         for step in steps {
             match step {
                 Step::Run(command) => {
+                    // Wrappers off (`env`, `sudo`, `find -exec`, `xargs`): the program that
+                    // really runs is checked as if typed alone.
+                    if walk.refusal.is_none() {
+                        walk.refusal = self
+                            .override_attempt(&command)
+                            .or_else(|| self.self_protection(&command, walk));
+                    }
+                    self.note_links(&command, walk);
                     self.transports(&command, walk);
                     self.invocation(&command, walk);
                 }
@@ -276,6 +295,7 @@ impl Guard<'_> {
                 Step::Shell { source, depth, env } => self.payload(&source, depth, &env, walk),
             }
         }
+        (walk.cwd, walk.cwd_unknown) = outer_cwd;
     }
 
     /// `exec 3<>/dev/tcp/atlas/22`: bash itself connects to the host a redirection names.
@@ -373,11 +393,66 @@ impl Guard<'_> {
         })
     }
 
-    /// The guard's own catalog, rules, record and plugin are not the agent's to change.
-    fn self_protection(&self, command: &Command, cwd: Option<&Path>) -> Option<Refusal> {
-        if protect::disables_plugin(&command.words) {
+    /// The directory a wrapper runs its program in, when it says (`env -C DIR`).
+    fn wrapper_directory(&self, command: &Command) -> Option<String> {
+        let wrapper = self.rules.wrapper(base_name(command.words.first()?))?;
+        option_values(&command.words[1..], &wrapper.chdir_option).pop()
+    }
+
+    /// `cd DIR`, a bare `cd` (home), `cd -` (where the command was before), `cd "$X"`
+    /// (unknown): where the command's relative paths resolve from next.
+    fn change_directory(&self, command: &Command, walk: &mut Walk) {
+        let Some(program) = command.words.first().map(String::as_str) else {
+            return;
+        };
+        if !matches!(program, "cd" | "pushd" | "popd" | "chdir") {
+            return;
+        }
+        let here = (!walk.cwd_unknown).then(|| walk.cwd.clone().or(self.protected.cwd.clone()));
+        let dir = command.words[1..]
+            .iter()
+            .find(|w| !matches!(w.as_str(), "-L" | "-P" | "-e" | "-@" | "--"));
+        let next: Option<PathBuf> = match (program, dir.map(String::as_str)) {
+            ("popd", _) => None,
+            (_, None) => self.protected.home.clone(),
+            (_, Some("-")) => walk.oldpwd.clone().flatten(),
+            (_, Some(dir)) => {
+                let dir = self.protected.expand_tilde(dir);
+                let base = walk.cwd.clone();
+                (!dir.contains(UNKNOWN) && (!walk.cwd_unknown || dir.starts_with('/')))
+                    .then(|| self.protected.resolve(&dir, base.as_deref()))
+            }
+        };
+        walk.oldpwd = Some(here.flatten());
+        walk.cwd_unknown = next.is_none();
+        walk.cwd = next;
+    }
+
+    /// `ln -s TARGET LINK`: the link, for the paths written through it later.
+    fn note_links(&self, command: &Command, walk: &mut Walk) {
+        let words = &command.words;
+        if words.first().map(|p| base_name(p)) != Some("ln") {
+            return;
+        }
+        let operands: Vec<&String> = words[1..].iter().filter(|w| !w.starts_with('-')).collect();
+        let (Some(target), Some(link)) = (operands.first(), operands.last()) else {
+            return;
+        };
+        let mut path = self
+            .protected
+            .resolve(&self.protected.expand_tilde(link), walk.cwd.as_deref());
+        if operands.len() == 1 || link.ends_with('/') || path.is_dir() {
+            path.push(base_name(target));
+        }
+        walk.links.push((path, target.to_string()));
+    }
+
+    /// The guard's own catalog, rules, record and plugin are not the agent's to change,
+    /// nor may an agent it starts run without the guard.
+    fn self_protection(&self, command: &Command, walk: &Walk) -> Option<Refusal> {
+        if let Some(why) = self.agent_without_guard(command, walk) {
             return Some(Refusal {
-                detail: "it turns the guard's plugin off; that is the operator's to do".into(),
+                detail: format!("it {why}; that is the operator's to do"),
                 target: "mesh-guard".into(),
                 ..Refusal::plain(Rule::SelfProtection, &shown(command), "")
             });
@@ -386,45 +461,38 @@ impl Guard<'_> {
             return None;
         }
         let program = command.words.first().map(|p| base_name(p)).unwrap_or("");
-        let writers = [
-            "rm",
-            "mv",
-            "cp",
-            "tee",
-            "truncate",
-            "shred",
-            "unlink",
-            "rmdir",
-            "ln",
-            "chmod",
-            "chown",
-            "install",
-            "dd",
-            "touch",
-            "rsync",
-            "sqlite3",
-            "sqlite",
-            "sqlitebrowser",
-            "litecli",
-            "sed",
-            "perl",
-            "vi",
-            "vim",
-            "nano",
-            "emacs",
-            "ed",
-        ];
-        let mut touched = command.writes.clone();
-        if writers.contains(&program) {
-            touched.extend(
-                command
-                    .words
-                    .iter()
-                    .skip(1)
-                    .map(|w| w.strip_prefix("of=").unwrap_or(w).to_string()),
-            );
+        let mut targets: Vec<(String, Reach)> = command
+            .writes
+            .iter()
+            .map(|w| (w.clone(), Reach::Whole))
+            .collect();
+        let mut code: Vec<String> = Vec::new();
+        let args = command.words.get(1..).unwrap_or_default();
+        if let Some(writer) = self.rules.writer(program) {
+            targets.extend(self.written(writer, args, walk));
+            if writer.code_operands {
+                code.extend(args.iter().cloned());
+            }
+            if writer.stdin_script
+                && let Stdin::Text(text) = &command.stdin
+            {
+                code.push(text.clone());
+            }
         }
-        let hit = touched.iter().find(|w| self.protected.covers(w, cwd))?;
+        if let Some(interpreter) = self.rules.interpreter(program) {
+            code.extend(crate::unwrap::interpreter_code(interpreter, command, args));
+            // `python3 fix.py ~/.claude/settings.json`: the script is handed the file.
+            code.extend(args.iter().cloned());
+        }
+        let hit = targets
+            .iter()
+            .find(|(w, reach)| self.writes_guard_file(w, reach, walk))
+            .map(|(w, _)| w.clone())
+            .or_else(|| {
+                code.iter()
+                    .find_map(|c| self.code_names_guard_file(c, walk))
+            });
+        let hit = hit?;
         let what = if program.starts_with("sqlite") || program == "litecli" {
             "opens the guard's audit record with another client"
         } else {
@@ -432,9 +500,316 @@ impl Guard<'_> {
         };
         Some(Refusal {
             detail: format!("it {what}; those are the operator's"),
-            target: base_name(hit).to_string(),
+            target: base_name(&hit.replace(UNKNOWN, "…")).to_string(),
             ..Refusal::plain(Rule::SelfProtection, &shown(command), "")
         })
+    }
+
+    /// The words a writer changes, as its rule says.
+    fn written(
+        &self,
+        writer: &crate::rules::Writer,
+        args: &[String],
+        walk: &Walk,
+    ) -> Vec<(String, Reach)> {
+        let runs_writer = args.iter().enumerate().any(|(i, a)| {
+            writer.runs_on_found.contains(a)
+                && args
+                    .get(i + 1)
+                    .is_some_and(|p| self.rules.writer(base_name(p)).is_some())
+        });
+        if !writer.only_with.is_empty()
+            && !runs_writer
+            && !args.iter().any(|a| writer.only_with.contains(a))
+        {
+            return Vec::new();
+        }
+        if !writer.runs_on_found.is_empty() || !writer.name_tests.is_empty() {
+            // The starting points come before the first option (`find DIR… -name X …`).
+            let names = option_values(args, &writer.name_tests);
+            return args
+                .iter()
+                .take_while(|a| !a.starts_with(['-', '(', '!']))
+                .map(|dir| (dir.clone(), Reach::Named(names.clone())))
+                .collect();
+        }
+        let target = option_values(args, &writer.target_options).pop();
+        let values: Vec<usize> = args
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| writer.target_options.contains(a))
+            .map(|(i, _)| i + 1)
+            .collect();
+        let words: Vec<String> = args
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !values.contains(i))
+            .map(|(_, w)| {
+                writer
+                    .value_prefixes
+                    .iter()
+                    .find_map(|p| w.strip_prefix(p.as_str()))
+                    .unwrap_or(w)
+                    .to_string()
+            })
+            .filter(|w| !w.starts_with('-'))
+            .collect();
+        if !writer.into_directory || (words.len() < 2 && target.is_none()) {
+            let reach = || {
+                if writer.exact {
+                    Reach::Exact
+                } else {
+                    Reach::Whole
+                }
+            };
+            return words.into_iter().map(|w| (w, reach())).collect();
+        }
+        let (destination, sources) = match &target {
+            Some(dir) => (dir, words.as_slice()),
+            None => words.split_last().expect("two words or more"),
+        };
+        let mut out: Vec<(String, Reach)> = Vec::new();
+        let into_directory = target.is_some()
+            || destination.ends_with('/')
+            || sources.len() > 1
+            || self
+                .protected
+                .resolve(
+                    &self.protected.expand_tilde(destination),
+                    walk.cwd.as_deref(),
+                )
+                .is_dir();
+        if into_directory {
+            // `cp -r evil/mesh-guard ~/.config/` writes `~/.config/mesh-guard`.
+            out.push((destination.clone(), Reach::Exact));
+            for source in sources {
+                // `rsync -a evil/ DIR`, `cp -r evil/. DIR`: the contents land in DIR itself.
+                if source.ends_with('/') || source.ends_with("/.") {
+                    out.push((destination.clone(), Reach::Contents));
+                    continue;
+                }
+                let name = base_name(source.trim_end_matches('/'));
+                out.push((
+                    format!("{}/{name}", destination.trim_end_matches('/')),
+                    Reach::Tree,
+                ));
+            }
+        } else {
+            out.push((destination.clone(), Reach::Whole));
+        }
+        if !writer.reads_sources {
+            out.extend(sources.iter().map(|s| (s.clone(), Reach::Whole)));
+        }
+        out
+    }
+
+    /// Whether writing `word` writes a guard file, from where the command is.
+    fn writes_guard_file(&self, word: &str, reach: &Reach, walk: &Walk) -> bool {
+        let protected = self.protected;
+        let word = protected.expand_tilde(word);
+        let cwd = walk.cwd.as_deref();
+        if let Some((target, rest)) = self.through_created_link(&word, walk) {
+            // Past a link the command made, the text does not say where the path goes.
+            let unknown = format!("{UNKNOWN}/{rest}");
+            let pointed = protected
+                .resolve(&target, None)
+                .join(&rest)
+                .to_string_lossy()
+                .into_owned();
+            return protected.covers(&unknown, None)
+                || target.contains(UNKNOWN)
+                || protected.covers(&pointed, None);
+        }
+        let relative = !word.starts_with('/') && !word.starts_with(UNKNOWN);
+        if walk.cwd_unknown && relative {
+            return protected.covers_anywhere(&word);
+        }
+        match reach {
+            Reach::Exact => protected.is_or_under(&word, cwd),
+            Reach::Whole => protected.covers(&word, cwd),
+            Reach::Contents => {
+                protected.is_or_under(&word, cwd)
+                    || protected.is_guard_parent(&protected.resolve(&word, cwd))
+            }
+            Reach::Tree => {
+                protected.covers(&word, cwd) || protected.would_hold(&protected.resolve(&word, cwd))
+            }
+            Reach::Named(names) if names.is_empty() => protected.covers(&word, cwd),
+            Reach::Named(names) => {
+                protected.is_or_under(&word, cwd)
+                    || protected.holds_named(&protected.resolve(&word, cwd), names)
+            }
+        }
+    }
+
+    /// When `word`, from where the command is, goes through a link the command created:
+    /// the link's target (absolute, against the link's directory) and the rest of the path.
+    fn through_created_link(&self, word: &str, walk: &Walk) -> Option<(String, String)> {
+        if walk.links.is_empty() || word.contains(UNKNOWN) {
+            return None;
+        }
+        let base = walk.cwd.clone().or(self.protected.cwd.clone())?;
+        let raw = if word.starts_with('/') {
+            PathBuf::from(word)
+        } else {
+            base.join(word)
+        };
+        let parts: Vec<_> = raw.components().collect();
+        let mut prefix = PathBuf::new();
+        for (i, part) in parts.iter().enumerate() {
+            prefix.push(part);
+            let here = protect::lexical(&prefix);
+            if let Some((link, target)) = walk.links.iter().find(|(l, _)| *l == here) {
+                let rest: PathBuf = parts[i + 1..].iter().collect();
+                let target = self.protected.expand_tilde(target);
+                let target = if target.starts_with('/') || target.starts_with(UNKNOWN) {
+                    target
+                } else {
+                    link.parent()
+                        .unwrap_or(Path::new("/"))
+                        .join(target)
+                        .to_string_lossy()
+                        .into_owned()
+                };
+                return Some((target, rest.to_string_lossy().into_owned()));
+            }
+        }
+        None
+    }
+
+    /// Interpreter code or SQL that names a guard file (`open('.claude/settings.local.json',
+    /// 'w')`, `ATTACH '~/.local/share/mesh-guard/audit.db'`): the code could do anything
+    /// with it, so naming it is enough.
+    fn code_names_guard_file(&self, code: &str, walk: &Walk) -> Option<String> {
+        let pieces = code.split(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '\'' | '"'
+                        | '`'
+                        | '('
+                        | ')'
+                        | ','
+                        | ';'
+                        | '['
+                        | ']'
+                        | '{'
+                        | '}'
+                        | '<'
+                        | '>'
+                        | '+'
+                )
+        });
+        for piece in pieces.filter(|p| p.contains('/') || p.starts_with(['.', '~'])) {
+            if matches!(piece, "." | ".." | "./" | "../") {
+                continue;
+            }
+            let word = self.protected.expand_tilde(piece);
+            if self.writes_guard_file(&word, &Reach::Exact, walk)
+                || self
+                    .protected
+                    .is_guard_parent(&self.protected.resolve(&word, walk.cwd.as_deref()))
+            {
+                return Some(piece.to_string());
+            }
+        }
+        // `os.path.join(home, '.claude', 'settings.json')`: a guard file's name and its
+        // directory's, named apart.
+        self.protected.named_in(code)
+    }
+
+    /// An agent CLI started, or its plugins changed, so that the guard would not run.
+    fn agent_without_guard(&self, command: &Command, walk: &Walk) -> Option<String> {
+        let (agent, args) = self.agent_in(&command.words)?;
+        if let Some(open) = args.iter().position(|a| agent.plugin_commands.contains(a))
+            && args[open..].iter().any(|a| agent.plugin_off.contains(a))
+            && args[open..].iter().any(|a| {
+                a.starts_with("mesh-guard") || a.contains(UNKNOWN) || a == "--all" || a == "-a"
+            })
+        {
+            return Some("turns the guard's plugin off".into());
+        }
+        let scoped = walk.scopes.last();
+        let set_to = |name: &str| -> Vec<String> {
+            let own = command
+                .env
+                .iter()
+                .filter(|(n, _)| n == name)
+                .map(|(_, v)| v.clone());
+            let script = scoped
+                .and_then(|s| s.get(name))
+                .into_iter()
+                .flatten()
+                .cloned();
+            own.chain(script).collect()
+        };
+        for name in protect::GUARD_VARIABLES {
+            if !set_to(name).is_empty() {
+                return Some(format!("starts an agent with {name} set by the command"));
+            }
+        }
+        for name in &agent.config_env {
+            let current = std::env::var(name).ok();
+            if set_to(name).iter().any(|v| Some(v) != current.as_ref()) {
+                return Some(format!(
+                    "starts an agent with {name} moved, away from the settings that hold the guard's hooks"
+                ));
+            }
+        }
+        for value in option_values(args, &agent.settings_options) {
+            if protect::settings_disable_guard(
+                &self.protected.expand_tilde(&value),
+                walk.cwd.as_deref().or(self.protected.cwd.as_deref()),
+            ) {
+                return Some(
+                    "starts an agent with settings that switch the guard's hooks off".into(),
+                );
+            }
+        }
+        for value in option_values(args, &agent.setting_sources_options) {
+            let given: Vec<&str> = value.split(',').map(str::trim).collect();
+            if value.contains(UNKNOWN)
+                || self
+                    .protected
+                    .guard_setting_sources()
+                    .iter()
+                    .any(|s| !given.contains(s))
+            {
+                return Some(
+                    "starts an agent without the settings that hold the guard's hooks".into(),
+                );
+            }
+        }
+        for value in option_values(args, &agent.config_options) {
+            let key = value
+                .split('=')
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            if key.contains("hook") || key.contains(UNKNOWN) {
+                return Some("starts an agent with its hooks configured away".into());
+            }
+        }
+        None
+    }
+
+    /// The agent CLI a command runs, and its arguments: by its own name, or through a
+    /// launcher or interpreter (`npx @anthropic-ai/claude-code`, `node …/claude-code/cli.js`).
+    fn agent_in<'w>(&self, words: &'w [String]) -> Option<(&crate::rules::Agent, &'w [String])> {
+        // `@anthropic-ai/claude-code@2`, `…/node_modules/@anthropic-ai/claude-code/cli.js`.
+        let named = |word: &str| {
+            self.rules.agent(strip_version(word)).or_else(|| {
+                word.split('/')
+                    .find_map(|part| self.rules.agent(strip_version(part)))
+            })
+        };
+        let first = words.first()?;
+        if let Some(agent) = self.rules.agent(strip_version(base_name(first))) {
+            return Some((agent, &words[1..]));
+        }
+        self.rules.interpreter(base_name(first))?;
+        let at = words[1..].iter().position(|w| !w.starts_with('-'))? + 1;
+        named(&words[at]).map(|agent| (agent, &words[at + 1..]))
     }
 
     pub fn is_protected(&self, word: &str) -> bool {
@@ -751,6 +1126,49 @@ impl Guard<'_> {
             None => Decision::Pass(PassReason::NotMesh),
         }
     }
+}
+
+/// How much of what a written word names is written.
+enum Reach {
+    /// The file itself (`cp x DIR/`: the directory is not replaced).
+    Exact,
+    /// The file, or the directory and everything in it (`rm -rf DIR`).
+    Whole,
+    /// A tree written there, whose files may land where the guard's are or would be
+    /// (`cp -r evil/.claude ~/`).
+    Tree,
+    /// A directory's contents copied into this one (`rsync -a evil/ ~/.claude/`): refused
+    /// where a guard file sits directly, not for every directory above one.
+    Contents,
+    /// What a directory holds whose names match one of these patterns (`find -name`);
+    /// everything when there are none.
+    Named(Vec<String>),
+}
+
+/// `claude-code@2.1.0` → `claude-code` (a package's version; a scope's `@` stays).
+fn strip_version(word: &str) -> &str {
+    match word.rfind('@') {
+        Some(at) if at > 0 => &word[..at],
+        _ => word,
+    }
+}
+
+/// Every value the options `names` take: `--settings X` and `--settings=X`.
+fn option_values(args: &[String], names: &[String]) -> Vec<String> {
+    let mut values = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        for name in names {
+            if arg == name {
+                values.extend(args.get(i + 1).cloned());
+            } else if let Some(value) = arg
+                .strip_prefix(name.as_str())
+                .and_then(|r| r.strip_prefix('='))
+            {
+                values.push(value.to_string());
+            }
+        }
+    }
+    values
 }
 
 /// The words an operand list gives to a remote or nested command, joined.

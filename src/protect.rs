@@ -2,6 +2,7 @@
 //! rules, record, cache, binary, plugin and the agent's hook settings are the operator's;
 //! so are the guard's variables in the files a future session starts from.
 
+use crate::shell::UNKNOWN;
 use std::path::{Component, Path, PathBuf};
 
 /// The variables that configure the guard. Set in a command they change nothing (the hook
@@ -62,11 +63,150 @@ impl Protected {
         })
     }
 
-    /// Whether `word`, as a path opened from `cwd` (the command's own `cd` wins over the
-    /// event's), is one of the guard's files or under one of its directories. A link is
-    /// followed, so a symlink to the catalog is the catalog.
+    /// Whether writing `word`, as a path opened from `cwd` (the command's own `cd` wins
+    /// over the event's), writes one of the guard's files: it is one, is under one of its
+    /// directories, or is a directory that holds one (`rm -rf ~/.local/share/mesh-guard`).
+    /// A value that cannot be known, or a glob, covers them when it could name one.
     pub fn covers(&self, word: &str, cwd: Option<&Path>) -> bool {
-        if word.is_empty() || word.starts_with('-') || word.contains(crate::shell::UNKNOWN) {
+        if word.is_empty() || word.starts_with('-') {
+            return false;
+        }
+        let word = self.expand_tilde(word);
+        if word.contains(UNKNOWN) {
+            return self.could_cover(&word, cwd);
+        }
+        if has_glob(&word) {
+            let pattern = self.resolve(&word, cwd);
+            return self.pattern_covers(&pattern.to_string_lossy())
+                || expand_glob(&pattern)
+                    .iter()
+                    .any(|p| self.is_or_under(&p.to_string_lossy(), None) || self.holds(p));
+        }
+        self.is_or_under(&word, cwd) || self.holds(&self.resolve(&word, cwd))
+    }
+
+    /// A relative path whose directory cannot be known (after `cd "$X"`, `cd -`): it could
+    /// be any directory, so it covers the guard's files when their path ends with it.
+    pub fn covers_anywhere(&self, relative: &str) -> bool {
+        let word = self.expand_tilde(relative);
+        if word.starts_with('/') {
+            return self.covers(&word, None);
+        }
+        let rest = lexical(Path::new(word.trim_start_matches("./")));
+        self.could_cover(&format!("{UNKNOWN}/{}", rest.to_string_lossy()), None)
+    }
+
+    /// `~`, `~/…`, `~user/…` as bash expands them; a user it cannot find, or a home it
+    /// does not know, is unknown.
+    pub fn expand_tilde(&self, word: &str) -> String {
+        let Some(rest) = word.strip_prefix('~') else {
+            return word.to_string();
+        };
+        let (user, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let home = match user {
+            "" => self.home.clone(),
+            "+" => self.cwd.clone(),
+            _ => home_of(user),
+        };
+        match home {
+            Some(home) => format!("{}{tail}", home.to_string_lossy()),
+            None if user == "-" || !user.contains(UNKNOWN) => format!("{UNKNOWN}{tail}"),
+            None => word.to_string(),
+        }
+    }
+
+    /// Whether a path with unknown parts could name one of the guard's files, a file under
+    /// one of its directories, or a directory that holds one. A wholly unknown word
+    /// (`rm "$f"`) is not taken for one: that would refuse every loop over files.
+    fn could_cover(&self, word: &str, cwd: Option<&Path>) -> bool {
+        if word.chars().all(|c| c == UNKNOWN || c == '/') {
+            return false;
+        }
+        let pattern = if word.starts_with(UNKNOWN) {
+            word.to_string()
+        } else {
+            self.resolve(word, cwd).to_string_lossy().into_owned()
+        };
+        self.pattern_covers(&pattern)
+    }
+
+    /// Whether a pattern (`*`, `?`, `[…]`, and [`UNKNOWN`] for any text) matches a guard
+    /// path, a directory holding an existing one, or starts inside a guard directory.
+    fn pattern_covers(&self, pattern: &str) -> bool {
+        let literal_end = pattern
+            .find([UNKNOWN, '*', '?', '['])
+            .unwrap_or(pattern.len());
+        let fixed = &pattern[..pattern[..literal_end].rfind('/').unwrap_or(0)];
+        if !fixed.is_empty()
+            && self
+                .all_paths()
+                .iter()
+                .any(|p| Path::new(fixed).starts_with(p))
+        {
+            return true;
+        }
+        self.all_paths().iter().any(|p| {
+            p.ancestors()
+                .take_while(|a| a.parent().is_some())
+                .enumerate()
+                .any(|(i, a)| (i == 0 || a.exists()) && matches(pattern, &a.to_string_lossy()))
+        })
+    }
+
+    /// Whether `path` is a directory that holds one of the guard's existing files.
+    pub fn holds(&self, path: &Path) -> bool {
+        self.holds_any(path, true)
+    }
+
+    /// Whether a directory tree written at `path` (a copy's destination) would put a file
+    /// where one of the guard's is, or may be.
+    pub fn would_hold(&self, path: &Path) -> bool {
+        self.holds_any(path, false)
+    }
+
+    fn holds_any(&self, path: &Path, existing: bool) -> bool {
+        let real = std::fs::canonicalize(path).ok();
+        let held = |p: &Path| {
+            [Some(path), real.as_deref()]
+                .into_iter()
+                .flatten()
+                .any(|dir| p != dir && p.starts_with(dir))
+        };
+        self.all_paths()
+            .iter()
+            .any(|p| held(p) && (!existing || p.exists()))
+    }
+
+    /// As [`Self::holds`], for the guard files whose own name, or a directory's between
+    /// `path` and them, matches one of `names` (`find DIR -name '*.pyc' -delete`).
+    pub fn holds_named(&self, path: &Path, names: &[String]) -> bool {
+        let real = std::fs::canonicalize(path).ok();
+        self.all_paths().iter().any(|p| {
+            let below = [Some(path), real.as_deref()]
+                .into_iter()
+                .flatten()
+                .find_map(|dir| {
+                    p.strip_prefix(dir)
+                        .ok()
+                        .filter(|r| !r.as_os_str().is_empty())
+                });
+            let Some(below) = below else {
+                return false;
+            };
+            // A guard directory's files have names of their own, not known here.
+            let named = p.is_dir()
+                || below.components().any(|c| {
+                    let c = c.as_os_str().to_string_lossy();
+                    names.iter().any(|n| matches(n, &c))
+                });
+            named && p.exists()
+        })
+    }
+
+    /// Whether `word` is one of the guard's files or under one of its directories. A link
+    /// is followed, so a symlink to the catalog is the catalog.
+    pub fn is_or_under(&self, word: &str, cwd: Option<&Path>) -> bool {
+        if word.is_empty() || word.contains(UNKNOWN) {
             return false;
         }
         let path = self.resolve(word, cwd);
@@ -105,6 +245,113 @@ impl Protected {
         };
         lexical(&absolute)
     }
+}
+
+/// A user's home directory from the password file; none when the user is not there.
+fn home_of(user: &str) -> Option<PathBuf> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split(':').collect();
+        (fields.len() >= 6 && fields[0] == user).then(|| PathBuf::from(fields[5]))
+    })
+}
+
+fn has_glob(word: &str) -> bool {
+    word.contains(['*', '?', '['])
+}
+
+/// At most this many paths are kept at each step of a glob's expansion.
+const MAX_GLOB_MATCHES: usize = 256;
+
+/// A glob expanded against the file system as bash would, one component at a time.
+fn expand_glob(pattern: &Path) -> Vec<PathBuf> {
+    let mut found = vec![PathBuf::new()];
+    for part in pattern.components() {
+        let text = part.as_os_str().to_string_lossy();
+        if !has_glob(&text) {
+            found.iter_mut().for_each(|p| p.push(part));
+            continue;
+        }
+        let mut next = Vec::new();
+        for dir in &found {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for entry in entries.filter_map(Result::ok) {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                // As bash: a leading dot is matched only by a pattern that starts with one.
+                if (!name.starts_with('.') || text.starts_with('.')) && matches(&text, &name) {
+                    next.push(dir.join(&name));
+                }
+            }
+        }
+        // Bounded: `/*/*/*/*` must not walk the whole disk. The guard's paths were already
+        // matched against the pattern itself; this only follows links a glob finds.
+        next.truncate(MAX_GLOB_MATCHES);
+        found = next;
+    }
+    found
+}
+
+/// Shell pattern matching: `*` and `?` within one path component, `[…]` a class, and
+/// [`UNKNOWN`] any text at all (a value that could hold slashes).
+pub fn matches(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    // Positions reachable in the text after each pattern prefix (no backtracking blow-up).
+    let mut reach = vec![false; t.len() + 1];
+    reach[0] = true;
+    let mut i = 0;
+    while i < p.len() {
+        let mut next = vec![false; t.len() + 1];
+        let mut width = 1;
+        match p[i] {
+            c if c == UNKNOWN || c == '*' => {
+                let crosses = c == UNKNOWN;
+                for j in 0..=t.len() {
+                    if reach[j] || (j > 0 && next[j - 1] && (crosses || t[j - 1] != '/')) {
+                        next[j] = true;
+                    }
+                }
+            }
+            '?' => (0..t.len()).for_each(|j| next[j + 1] = reach[j] && t[j] != '/'),
+            '[' => match p[i + 1..].iter().skip(1).position(|&c| c == ']') {
+                Some(end) => {
+                    let class = &p[i + 1..i + 2 + end];
+                    width = class.len() + 2;
+                    let (negate, class) = match class.first() {
+                        Some('!' | '^') => (true, &class[1..]),
+                        _ => (false, class),
+                    };
+                    let in_class = |c: char| {
+                        let mut k = 0;
+                        while k < class.len() {
+                            if k + 2 < class.len() && class[k + 1] == '-' {
+                                if class[k] <= c && c <= class[k + 2] {
+                                    return true;
+                                }
+                                k += 3;
+                            } else {
+                                if class[k] == c {
+                                    return true;
+                                }
+                                k += 1;
+                            }
+                        }
+                        false
+                    };
+                    (0..t.len()).for_each(|j| {
+                        next[j + 1] = reach[j] && t[j] != '/' && in_class(t[j]) != negate
+                    });
+                }
+                None => (0..t.len()).for_each(|j| next[j + 1] = reach[j] && t[j] == '['),
+            },
+            c => (0..t.len()).for_each(|j| next[j + 1] = reach[j] && t[j] == c),
+        }
+        reach = next;
+        i += width;
+    }
+    reach[t.len()]
 }
 
 /// `.` and `..` taken out of a path without the file system.
@@ -165,17 +412,90 @@ pub fn sets_future_environment(words: &[String]) -> bool {
             .any(|w| GUARD_VARIABLES.iter().any(|v| w.starts_with(v)))
 }
 
-/// `claude plugin disable mesh-guard` and kin: turning the guard off from inside.
-pub fn disables_plugin(words: &[String]) -> bool {
-    let Some(program) = words.first().map(|p| crate::argv::base_name(p)) else {
-        return false;
+/// Whether an agent's `--settings` value (JSON, or a settings file, read if it exists)
+/// switches the guard off: all hooks off, managed hooks only, its plugin disabled, or a
+/// guard variable in the settings' `env`. A value that cannot be known is taken to.
+pub fn settings_disable_guard(value: &str, cwd: Option<&Path>) -> bool {
+    if value.contains(UNKNOWN) {
+        return true;
+    }
+    let text = if value.trim_start().starts_with('{') {
+        value.to_string()
+    } else {
+        let path = match cwd {
+            Some(cwd) if !value.starts_with('/') => cwd.join(value),
+            _ => PathBuf::from(value),
+        };
+        match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(_) => return false,
+        }
     };
-    program == "claude"
-        && words.iter().any(|w| w == "plugin" || w == "plugins")
-        && words
-            .iter()
-            .any(|w| matches!(w.as_str(), "disable" | "uninstall" | "remove" | "rm"))
-        && words.iter().any(|w| w.starts_with("mesh-guard"))
+    let Ok(settings) = serde_json::from_str::<serde_json::Value>(&text) else {
+        // Not JSON the hook can read: the agent may read it otherwise.
+        return true;
+    };
+    let truthy = |key: &str| {
+        settings
+            .get(key)
+            .is_some_and(|v| v != false && !v.is_null())
+    };
+    let plugin_off = settings
+        .get("enabledPlugins")
+        .and_then(|p| p.as_object())
+        .is_some_and(|p| {
+            p.iter()
+                .any(|(name, on)| name.starts_with("mesh-guard") && on == false)
+        });
+    let env_sets = settings
+        .get("env")
+        .and_then(|e| e.as_object())
+        .is_some_and(|e| GUARD_VARIABLES.iter().any(|v| e.contains_key(*v)));
+    truthy("disableAllHooks") || truthy("allowManagedHooksOnly") || plugin_off || env_sets
+}
+
+impl Protected {
+    /// Whether `path` is the directory a guard file is in (`~/.claude`, the record's).
+    pub fn is_guard_parent(&self, path: &Path) -> bool {
+        self.all_paths().iter().any(|p| p.parent() == Some(path))
+    }
+
+    /// A guard file whose name and whose directory's name the text both holds
+    /// (`os.path.join(home, '.claude', 'settings.json')`).
+    pub fn named_in(&self, text: &str) -> Option<String> {
+        self.all_paths().iter().find_map(|p| {
+            let name = p.file_name()?.to_string_lossy();
+            let dir = p.parent()?.file_name()?.to_string_lossy();
+            (text.contains(name.as_ref()) && text.contains(dir.as_ref()))
+                .then(|| p.to_string_lossy().into_owned())
+        })
+    }
+
+    /// The Claude Code settings sources that hold the guard's hooks: those whose settings
+    /// file names the guard, or the user's, where the plugin is installed by default.
+    pub fn guard_setting_sources(&self) -> Vec<&'static str> {
+        let mut files = Vec::new();
+        let config = std::env::var_os("CLAUDE_CONFIG_DIR")
+            .map(PathBuf::from)
+            .or_else(|| self.home.as_ref().map(|h| h.join(".claude")));
+        files.extend(config.map(|c| ("user", c.join("settings.json"))));
+        if let Some(cwd) = &self.cwd {
+            for dir in cwd.ancestors() {
+                files.push(("project", dir.join(".claude/settings.json")));
+                files.push(("local", dir.join(".claude/settings.local.json")));
+            }
+        }
+        let mut sources: Vec<&'static str> = files
+            .into_iter()
+            .filter(|(_, f)| std::fs::read_to_string(f).is_ok_and(|t| t.contains("mesh-guard")))
+            .map(|(s, _)| s)
+            .collect();
+        if sources.is_empty() {
+            sources.push("user");
+        }
+        sources.dedup();
+        sources
+    }
 }
 
 #[cfg(test)]
@@ -199,6 +519,45 @@ mod tests {
         for path in ["README.md", "docs/override.md", "src/main.rs", "notes.txt"] {
             assert!(!is_startup_file(path), "{path}");
         }
+    }
+
+    #[test]
+    fn patterns_match_as_bash_globs_and_unknown_spans_slashes() {
+        let u = UNKNOWN;
+        assert!(matches("/h/.claude/sett*.json", "/h/.claude/settings.json"));
+        assert!(matches(
+            "/h/.cl?ude/settings.json",
+            "/h/.claude/settings.json"
+        ));
+        assert!(matches("/h/.[a-c]laude/s*", "/h/.claude/settings.json"));
+        assert!(!matches("/h/*/settings.json", "/h/a/b/settings.json"));
+        assert!(matches(
+            &format!("{u}/settings.json"),
+            "/h/a/b/settings.json"
+        ));
+        assert!(!matches(
+            &format!("{u}/settings.json"),
+            "/h/a/settings.jsonx"
+        ));
+        assert!(!matches("/h/[!.]claude", "/h/.claude"));
+    }
+
+    #[test]
+    fn tilde_forms_expand_or_are_unknown() {
+        let p = Protected::new(vec![], Some(PathBuf::from("/w")), Some(PathBuf::from("/h")));
+        assert_eq!(p.expand_tilde("~/x"), "/h/x");
+        assert_eq!(p.expand_tilde("~"), "/h");
+        assert_eq!(p.expand_tilde("~+/x"), "/w/x");
+        // A user from this machine's password file, whoever the first one is.
+        let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+        let fields: Vec<&str> = passwd.lines().next().unwrap_or("").split(':').collect();
+        if fields.len() >= 6 {
+            let expected = format!("{}/x", fields[5].trim_end_matches('/'));
+            assert_eq!(p.expand_tilde(&format!("~{}/x", fields[0])), expected);
+        }
+        assert_eq!(p.expand_tilde("~nosuchuser0/x"), format!("{UNKNOWN}/x"));
+        assert_eq!(p.expand_tilde("~-/x"), format!("{UNKNOWN}/x"));
+        assert_eq!(p.expand_tilde("a~/x"), "a~/x");
     }
 
     #[test]

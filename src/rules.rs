@@ -26,13 +26,14 @@ macro_rules! built_in {
 }
 
 /// Each built-in rules file, as written and as converted to JSON by `build.rs`.
-const BUILT_IN: [(&str, &str, &str); 6] = [
+const BUILT_IN: [(&str, &str, &str); 7] = [
     built_in!("ssh"),
     built_in!("docker"),
     built_in!("systemd"),
     built_in!("wrappers"),
     built_in!("shells"),
     built_in!("interpreters"),
+    built_in!("self"),
 ];
 
 /// What a target word is, which decides how it is matched against the catalog.
@@ -209,6 +210,9 @@ pub struct Wrapper {
     pub command_option: Vec<String>,
     #[serde(default)]
     pub inert: Vec<String>,
+    /// Options whose value is the directory the program runs in (`env -C DIR`).
+    #[serde(default)]
+    pub chdir_option: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -232,6 +236,75 @@ pub struct Interpreter {
     pub runs: Vec<String>,
 }
 
+/// A program that changes the files its words name (self-protection: which words of a
+/// command are written).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Writer {
+    pub names: Vec<String>,
+    /// It writes only with one of these options (`find -delete`, `find -exec`).
+    #[serde(default)]
+    pub only_with: Vec<String>,
+    /// Options after which it runs a program on each file it finds (`find -exec`): it
+    /// writes them when that program is a writer.
+    #[serde(default)]
+    pub runs_on_found: Vec<String>,
+    /// Options whose value narrows the files it writes to those so named (`find -name`).
+    #[serde(default)]
+    pub name_tests: Vec<String>,
+    /// A word `PREFIX…` names the file after the prefix (`dd of=FILE`).
+    #[serde(default)]
+    pub value_prefixes: Vec<String>,
+    /// The last operand may be a directory that receives every other operand under its
+    /// own name (`cp -r a/mesh-guard ~/.config/`).
+    #[serde(default)]
+    pub into_directory: bool,
+    /// Only the files named are written, never a directory's contents (`git checkout -- .`
+    /// leaves untracked files alone).
+    #[serde(default)]
+    pub exact: bool,
+    /// With `into_directory`: options whose value is the destination directory (`cp -t DIR`).
+    #[serde(default)]
+    pub target_options: Vec<String>,
+    /// With `into_directory`: the sources are only read (`cp`), not removed (`mv`).
+    #[serde(default)]
+    pub reads_sources: bool,
+    /// It runs its standard input as a script (`sqlite3 < x.sql`): that text is read for
+    /// the paths it names.
+    #[serde(default)]
+    pub stdin_script: bool,
+    /// Its words after the first are code, read for the paths they name (`sqlite3 DB SQL`).
+    #[serde(default)]
+    pub code_operands: bool,
+}
+
+/// An agent CLI: started from inside a session, it must start with the guard's hooks.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Agent {
+    /// Program names, and the package names launchers run it by (`npx @anthropic-ai/claude-code`).
+    pub names: Vec<String>,
+    /// The words that open its plugin commands (`claude plugin …`).
+    #[serde(default)]
+    pub plugin_commands: Vec<String>,
+    /// The plugin commands that turn a plugin off.
+    #[serde(default)]
+    pub plugin_off: Vec<String>,
+    /// Options whose value is settings JSON, or a settings file (`--settings`).
+    #[serde(default)]
+    pub settings_options: Vec<String>,
+    /// Options whose value lists the settings sources loaded (`--setting-sources user,project`).
+    #[serde(default)]
+    pub setting_sources_options: Vec<String>,
+    /// Options whose value overrides one configuration key (`codex -c key=value`): refused
+    /// when the key is about hooks.
+    #[serde(default)]
+    pub config_options: Vec<String>,
+    /// Variables that move where it reads its settings (`CLAUDE_CONFIG_DIR`, `HOME`).
+    #[serde(default)]
+    pub config_env: Vec<String>,
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RulesFile {
@@ -245,6 +318,10 @@ struct RulesFile {
     interpreter: Vec<Interpreter>,
     #[serde(default)]
     command_env: Vec<CommandEnv>,
+    #[serde(default)]
+    writer: Vec<Writer>,
+    #[serde(default)]
+    agent: Vec<Agent>,
 }
 
 /// Environment variables whose value is a command line another program runs.
@@ -262,6 +339,8 @@ struct Tables {
     shells: HashMap<String, Rc<Shell>>,
     interpreters: HashMap<String, Rc<Interpreter>>,
     command_env: Vec<String>,
+    writers: HashMap<String, Rc<Writer>>,
+    agents: HashMap<String, Rc<Agent>>,
 }
 
 impl Tables {
@@ -282,6 +361,8 @@ impl Tables {
         by_name(&mut self.wrappers, file.wrapper, |w| &w.names);
         by_name(&mut self.shells, file.shell, |s| &s.names);
         by_name(&mut self.interpreters, file.interpreter, |i| &i.names);
+        by_name(&mut self.writers, file.writer, |w| &w.names);
+        by_name(&mut self.agents, file.agent, |a| &a.names);
         for c in file.command_env {
             self.command_env.extend(c.names);
         }
@@ -317,6 +398,8 @@ enum Kind {
     Shell,
     Interpreter,
     CommandEnv,
+    Writer,
+    Agent,
 }
 
 impl Kind {
@@ -327,6 +410,8 @@ impl Kind {
             Kind::Shell => "shell",
             Kind::Interpreter => "interpreter",
             Kind::CommandEnv => "command_env",
+            Kind::Writer => "writer",
+            Kind::Agent => "agent",
         }
     }
 }
@@ -409,6 +494,16 @@ impl Rules {
                     name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
                 self.lookup(Kind::Interpreter, base, |t| &t.interpreters)
             })
+    }
+
+    /// Which words of its command a program writes, if it writes files.
+    pub fn writer(&self, name: &str) -> Option<&Writer> {
+        self.lookup(Kind::Writer, name, |t| &t.writers)
+    }
+
+    /// An agent CLI by program or package name.
+    pub fn agent(&self, name: &str) -> Option<&Agent> {
+        self.lookup(Kind::Agent, name, |t| &t.agents)
     }
 
     /// Whether `name` is a program the guard refuses at mesh targets (for the quick pass

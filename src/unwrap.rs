@@ -152,38 +152,7 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
             return;
         }
         if let Some(interpreter) = rules.interpreter(&program) {
-            let mut code = None;
-            let mut rest = args.iter();
-            while let Some(arg) = rest.next() {
-                if interpreter.code_options.contains(arg) {
-                    code = rest.next().cloned();
-                    break;
-                }
-                // `python3 -Sc 'code'`: the code option ends a flag group.
-                let ends_group = interpreter.code_options.iter().any(|o| {
-                    o.len() == 2
-                        && arg.starts_with('-')
-                        && !arg.starts_with("--")
-                        && arg.ends_with(&o[1..])
-                });
-                if ends_group {
-                    code = rest.next().cloned();
-                    break;
-                }
-            }
-            // `python3 - <<EOF`, `… | perl`: with no code option and no script file, the
-            // interpreter runs its standard input; `awk 'PROGRAM'` takes its code as an operand.
-            let operands = operands_after_options(&interpreter.syntax, &args);
-            let code = code.or_else(|| {
-                if interpreter.code_operand {
-                    return operands.first().cloned();
-                }
-                let reads_stdin = operands.first().is_none_or(|o| o == "-");
-                match &command.stdin {
-                    Stdin::Text(text) if reads_stdin => Some(text.clone()),
-                    _ => None,
-                }
-            });
+            let code = interpreter_code(interpreter, &command, &args);
             if let Some(code) = code
                 && interpreter
                     .runs
@@ -199,6 +168,44 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
         return;
     }
     out.push(Step::UnknownProgram(command));
+}
+
+/// The code an interpreter runs from its words or its input (`python3 -c CODE`,
+/// `awk 'PROGRAM'`, `python3 - <<EOF`), when the command says.
+pub fn interpreter_code(
+    interpreter: &crate::rules::Interpreter,
+    command: &Command,
+    args: &[String],
+) -> Option<String> {
+    let mut code = None;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if interpreter.code_options.contains(arg) {
+            code = rest.next().cloned();
+            break;
+        }
+        // `python3 -Sc 'code'`: the code option ends a flag group.
+        let ends_group = interpreter.code_options.iter().any(|o| {
+            o.len() == 2 && arg.starts_with('-') && !arg.starts_with("--") && arg.ends_with(&o[1..])
+        });
+        if ends_group {
+            code = rest.next().cloned();
+            break;
+        }
+    }
+    // `python3 - <<EOF`, `… | perl`: with no code option and no script file, the
+    // interpreter runs its standard input; `awk 'PROGRAM'` takes its code as an operand.
+    let operands = operands_after_options(&interpreter.syntax, args);
+    code.or_else(|| {
+        if interpreter.code_operand {
+            return operands.first().cloned();
+        }
+        let reads_stdin = operands.first().is_none_or(|o| o == "-");
+        match &command.stdin {
+            Stdin::Text(text) if reads_stdin => Some(text.clone()),
+            _ => None,
+        }
+    })
 }
 
 fn stdin_text(command: &Command) -> Option<String> {

@@ -694,3 +694,59 @@ pub fn file_for(dir: &Path, catalog: &Path) -> PathBuf {
         fnv1a(&path_bytes(&absolute))
     ))
 }
+
+/// Where a cache that is current by its stamps says something else than the catalog
+/// (`mesh-guard catalog check`): a name missing or answered differently, other ranges, a
+/// different count of machines or tools. A forged cache would pass mesh names; the hook
+/// trusts a current one, so the check compares every name the catalog holds.
+pub(super) fn disagreement(view: &View, index: &Index) -> Option<String> {
+    let machines = index
+        .machine_by_name
+        .iter()
+        .find(|(k, i)| view.string(Table::Machines, k).as_deref() != Some(&index.machines[**i]));
+    if let Some((name, _)) = machines {
+        return Some(format!(
+            "machine `{name}` is not answered as the catalog says"
+        ));
+    }
+    for (table, map, what) in [
+        (Table::Containers, &index.module_by_container, "container"),
+        (Table::Units, &index.module_by_unit, "unit"),
+    ] {
+        if let Some((name, _)) = map
+            .iter()
+            .find(|(k, m)| view.string(table, k).as_deref() != Some(&index.modules[**m].name))
+        {
+            return Some(format!(
+                "{what} `{name}` is not answered as the catalog says"
+            ));
+        }
+    }
+    if let Some(module) = index
+        .modules
+        .iter()
+        .find(|m| view.module(&m.name).as_ref() != Some(*m))
+    {
+        return Some(format!(
+            "module `{}` is not answered as the catalog says",
+            module.name
+        ));
+    }
+    if format!("{:?}", view.ranges()) != format!("{:?}", index.ranges) {
+        return Some("its mesh domains, networks or forge differ from the catalog's".into());
+    }
+    if view.machine_count() != index.machines.len() || view.tools() != index.tools.as_slice() {
+        return Some("its machines or tools differ from the catalog's".into());
+    }
+    if let Some((word, _)) = index
+        .tool_words
+        .iter()
+        .find(|(w, ids)| view.tool_ids(w) != **ids)
+    {
+        return Some(format!(
+            "the tools found by `{word}` differ from the catalog's"
+        ));
+    }
+    view.is_broken()
+        .then(|| "a part of it does not match its own checksum".to_string())
+}

@@ -207,3 +207,38 @@ fn an_unreadable_catalog_is_not_answered_from_the_cache() {
     std::fs::remove_file(&catalog).unwrap();
     assert!(lazy(&catalog, &cache).get().is_err());
 }
+
+/// Issue 11: a cache written with the real catalog's stamps but another catalog's names
+/// is trusted by the hook; `catalog check` must say it does not match.
+#[test]
+fn catalog_check_finds_a_forged_cache() {
+    let (dir, catalog, cache) = setup(EXAMPLE);
+    age(&catalog);
+    assert_eq!(
+        check_cache(&catalog, &cache),
+        CacheState::NotInUse("absent")
+    );
+    let _ = lazy(&catalog, &cache).get();
+    assert_eq!(check_cache(&catalog, &cache), CacheState::Agrees);
+
+    // Forged: the real catalog's stamps and content hash, an index without `atlas`.
+    let forged_text = EXAMPLE.replace("\"atlas\"", "\"atlas-gone\"");
+    let other = dir.path().join("other.toml");
+    std::fs::write(&other, &forged_text).unwrap();
+    let forged = load(&other).expect("the forged catalog is valid");
+    let sources = read_sources(&catalog).unwrap();
+    cache::write(
+        &cache,
+        &catalog,
+        &cache::stamps(&catalog).unwrap(),
+        cache::content_hash(&sources),
+        forged.memory().unwrap(),
+    )
+    .unwrap();
+    let l = lazy(&catalog, &cache);
+    assert!(from_cache(&l), "the hook trusts the forged cache");
+    assert!(
+        matches!(check_cache(&catalog, &cache), CacheState::Disagrees(_)),
+        "catalog check reports it"
+    );
+}

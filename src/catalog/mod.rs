@@ -408,3 +408,37 @@ pub fn compile(catalog: &Path, index: &Path) -> Result<Catalog, Vec<CatalogError
 
 #[cfg(test)]
 mod cache_tests;
+
+/// What `catalog check` finds of the compiled cache beside a valid catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheState {
+    /// None yet, or one the hook will rebuild (stale, damaged): nothing trusts it.
+    NotInUse(&'static str),
+    /// Current, and it answers every name as the catalog does.
+    Agrees,
+    /// Current by its stamps, yet it answers otherwise: forged or corrupted in place.
+    Disagrees(String),
+}
+
+/// Compares the cache a hook would trust with the catalog itself, parsed afresh.
+pub fn check_cache(catalog: &Path, cache: &Path) -> CacheState {
+    let view = match cache::open(cache, catalog) {
+        Ok(view) => view,
+        Err(cache::Miss::Absent) => return CacheState::NotInUse("absent"),
+        Err(cache::Miss::Stale) => return CacheState::NotInUse("stale, rebuilt at next use"),
+        Err(cache::Miss::Corrupt) => {
+            return CacheState::NotInUse("damaged, rebuilt at next use");
+        }
+    };
+    let fresh = match load(catalog) {
+        Ok(c) => c,
+        Err(_) => return CacheState::Disagrees("the catalog itself does not load".into()),
+    };
+    match fresh
+        .memory()
+        .and_then(|index| cache::disagreement(&view, index))
+    {
+        Some(why) => CacheState::Disagrees(why),
+        None => CacheState::Agrees,
+    }
+}

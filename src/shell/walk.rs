@@ -312,7 +312,8 @@ impl<'s> Walker<'s> {
             let fields = self.fields(word);
             alternatives = self.product(alternatives, fields);
         }
-        alternatives.retain(|a| !a.is_empty() || !env.is_empty());
+        // `> file` with no command still opens (and empties) the file: kept for its writes.
+        alternatives.retain(|a| !a.is_empty() || !env.is_empty() || !writes.is_empty());
         if alternatives.iter().all(|a| a.is_empty()) {
             // A bare assignment sets the variable for the rest of the command.
             for (name, value) in &env {

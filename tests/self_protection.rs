@@ -1,0 +1,374 @@
+//! Layer 3 of issue 11: self-protection in depth for the user-level install. Each attack
+//! is a hook event, as Claude Code sends it, from a sub-directory of a project, with a home
+//! of its own that holds the guard's default catalog, record and the agent's settings. Each
+//! attack passed the build before this layer; ordinary work next to those files must pass.
+//!
+//! To see which attacks an older build lets through, point `MESH_GUARD_TEST_BIN` at it.
+
+mod common;
+
+use common::{Scratch, example_catalog};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+struct Home {
+    scratch: Scratch,
+}
+
+impl Home {
+    /// A home with the guard's default files in place, and a project with local settings.
+    fn new() -> Home {
+        let scratch = Scratch::new("self-protection");
+        let catalog = std::fs::read_to_string(example_catalog()).unwrap();
+        scratch.write("home/.config/mesh-guard/catalog.toml", &catalog);
+        scratch.write(
+            "home/.claude/settings.json",
+            r#"{"enabledPlugins":{"mesh-guard@mesh-guard":true}}"#,
+        );
+        scratch.write("home/.bashrc", "# bash\n");
+        scratch.write("home/project/.claude/settings.local.json", "{}\n");
+        scratch.write("home/project/src/main.rs", "fn main() {}\n");
+        scratch.write("home/project/target/debug/app", "");
+        std::fs::create_dir_all(scratch.path("home/.local/share/mesh-guard")).unwrap();
+        Home { scratch }
+    }
+
+    fn home(&self) -> std::path::PathBuf {
+        self.scratch.path("home")
+    }
+
+    /// The hook's exit code for `command`, run from `project/src` as the event's cwd.
+    fn hook(&self, command: &str) -> (i32, String) {
+        self.tool("Bash", serde_json::json!({ "command": command }))
+    }
+
+    /// The hook's exit code for one tool call, from `project/src`.
+    fn tool(&self, tool: &str, input: serde_json::Value) -> (i32, String) {
+        let cwd = self.home().join("project/src");
+        let event = serde_json::json!({
+            "session_id": "sess-1",
+            "transcript_path": "/tmp/t.jsonl",
+            "cwd": cwd,
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": tool,
+            "tool_input": input,
+            "tool_use_id": "toolu_1",
+        });
+        let bin = std::env::var("MESH_GUARD_TEST_BIN").unwrap_or(common::BIN.to_string());
+        let mut child = Command::new(bin);
+        child.args(["hook", "--agent", "claude"]).current_dir(&cwd);
+        for var in [
+            "MESH_GUARD_CATALOG",
+            "MESH_GUARD_DB",
+            "MESH_GUARD_RULES",
+            "MESH_GUARD_OVERRIDE",
+            "MESH_GUARD_BIN",
+            "CLAUDE_PLUGIN_ROOT",
+            "CLAUDE_PROJECT_DIR",
+            "CLAUDE_CONFIG_DIR",
+            "CODEX_HOME",
+            "COPILOT_HOME",
+            "XDG_CONFIG_HOME",
+            "XDG_DATA_HOME",
+        ] {
+            child.env_remove(var);
+        }
+        let mut child = child
+            .env("HOME", self.home())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run mesh-guard hook");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(event.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+/// Every command is refused; the failures are listed together.
+fn assert_refused(home: &Home, commands: &[&str]) {
+    let passed: Vec<&str> = commands
+        .iter()
+        .copied()
+        .filter(|c| home.hook(c).0 != 2)
+        .collect();
+    assert!(
+        passed.is_empty(),
+        "passed, but write or disable the guard:\n  {}",
+        passed.join("\n  ")
+    );
+}
+
+fn assert_passed(home: &Home, commands: &[&str]) {
+    let refused: Vec<String> = commands
+        .iter()
+        .filter_map(|c| {
+            let (code, stderr) = home.hook(c);
+            (code != 0).then(|| format!("{c}\n    → {}", stderr.trim()))
+        })
+        .collect();
+    assert!(
+        refused.is_empty(),
+        "ordinary work refused:\n  {}",
+        refused.join("\n  ")
+    );
+}
+
+#[test]
+fn wrappers_are_taken_off_before_self_protection() {
+    let home = Home::new();
+    assert_refused(
+        &home,
+        &[
+            "env cp evil.toml ~/.config/mesh-guard/catalog.toml",
+            "sudo rm ~/.local/share/mesh-guard/audit.db",
+            "nohup rm -f ~/.config/mesh-guard/catalog.toml",
+            "find ~/.config/mesh-guard -delete",
+            "find ~/.config/mesh-guard -name '*.toml' -exec rm {} +",
+            "echo x | xargs rm ~/.claude/settings.json",
+            "echo 'export MESH_GUARD_OVERRIDE=1' | sudo tee -a ~/.bashrc",
+            "timeout 5 sudo -u nobody truncate -s0 ~/.claude/settings.json",
+        ],
+    );
+}
+
+#[test]
+fn home_and_directory_changes_are_expanded() {
+    let home = Home::new();
+    assert_refused(
+        &home,
+        &[
+            "rm $HOME/.claude/settings.json",
+            "echo {} > ${HOME}/.claude/settings.json",
+            "cd; rm .claude/settings.json",
+            "cd ~; echo {} > .claude/settings.json",
+            "cd /tmp; cd -; echo {} > ../.claude/settings.local.json",
+            "cd \"$SOMEWHERE\"; echo {} > .claude/settings.json",
+            "rm ~nosuchuser0/.claude/settings.json",
+        ],
+    );
+}
+
+#[test]
+fn a_directory_that_holds_a_guard_file_is_one() {
+    let home = Home::new();
+    assert_refused(
+        &home,
+        &[
+            "rm -rf ~/.local/share/mesh-guard",
+            "rm -rf ~/.config",
+            "mv ~/.config/mesh-guard /tmp/x",
+            "cp -r evil/mesh-guard ~/.config/",
+            "cp -r evil/.claude ~/",
+            "rm -rf ..",
+        ],
+    );
+}
+
+#[test]
+fn redirections_globs_and_links() {
+    let home = Home::new();
+    assert_refused(
+        &home,
+        &[
+            "> ~/.claude/settings.json",
+            "echo {} > ~/.claude/sett*.json",
+            "echo {} > ~/.cl?ude/settings.json",
+            "ln -s ~/.claude x; echo {} > x/settings.json",
+            "ln -s ~ h; echo {} > h/.claude/settings.json",
+        ],
+    );
+    // The glob is expanded against the file system: a link that the glob finds is followed.
+    std::os::unix::fs::symlink(home.home().join(".claude"), home.home().join("cfg")).unwrap();
+    assert_refused(&home, &["echo {} > ~/cf*/settings.json"]);
+}
+
+#[test]
+fn interpreter_code_that_names_a_guard_file() {
+    let home = Home::new();
+    assert_refused(
+        &home,
+        &[
+            r#"python3 -c "import json; json.dump({'env': {'MESH_GUARD_OVERRIDE': 'x'}}, open('../.claude/settings.local.json', 'w'))""#,
+            r#"python3 -c "import os; os.remove(os.path.expanduser('~/.claude/settings.json'))""#,
+            r#"python3 -c "import os, shutil; shutil.rmtree(os.path.expanduser('~/.local/share/mesh-guard'))""#,
+            r#"node -e "require('fs').writeFileSync(require('os').homedir() + '/.claude/settings.json', '{}')""#,
+            r#"perl -e 'unlink "$ENV{HOME}/.config/mesh-guard/catalog.toml"'"#,
+            r#"ruby -e 'File.write(File.join(Dir.home, ".claude", "settings.json"), "{}")'"#,
+            "sqlite3 ~/.local/share/mesh-guard/audit.db 'delete from events'",
+            "sqlite3 app.db \"attach '~/.local/share/mesh-guard/audit.db' as r; delete from r.events\"",
+        ],
+    );
+}
+
+#[test]
+fn the_plugin_cannot_be_turned_off_through_a_launcher() {
+    let home = Home::new();
+    assert_refused(
+        &home,
+        &[
+            "env claude plugin disable mesh-guard",
+            "sudo claude plugins uninstall mesh-guard@mesh-guard",
+            "npx @anthropic-ai/claude-code plugin disable mesh-guard",
+            "npx -y @anthropic-ai/claude-code@latest plugin uninstall mesh-guard",
+            "node /usr/lib/node_modules/@anthropic-ai/claude-code/cli.js plugin disable mesh-guard",
+            "bash -c 'claude plugin disable --all'",
+        ],
+    );
+}
+
+#[test]
+fn nested_agents_start_with_the_guard() {
+    let home = Home::new();
+    home.scratch
+        .write("home/off.json", r#"{"disableAllHooks": true}"#);
+    assert_refused(
+        &home,
+        &[
+            "MESH_GUARD_BIN=/bin/true claude -p hi",
+            "env MESH_GUARD_OVERRIDE=x claude",
+            "export MESH_GUARD_CATALOG=/tmp/empty.toml; claude -p hi",
+            r#"claude --settings '{"disableAllHooks":true}' -p hi"#,
+            r#"claude --settings '{"env":{"MESH_GUARD_BIN":"/bin/true"}}' -p hi"#,
+            "claude --settings ~/off.json -p hi",
+            "claude --setting-sources project,local -p hi",
+            "CLAUDE_CONFIG_DIR=/tmp/clean claude -p hi",
+            "HOME=/tmp/h claude -p hi",
+            "codex -c hooks.PreToolUse=[] exec hi",
+            "MESH_GUARD_RULES=/tmp/r gemini -p hi",
+            "COPILOT_HOME=/tmp/c copilot -p hi",
+        ],
+    );
+}
+
+#[test]
+fn other_agents_hook_configs_are_protected() {
+    let home = Home::new();
+    assert_refused(
+        &home,
+        &[
+            "echo {} > ~/.codex/hooks.json",
+            "sed -i /mesh-guard/d ~/.codex/config.toml",
+            "rm ~/.gemini/settings.json",
+            "echo {} > ../.gemini/settings.json",
+            "rm -rf ~/.copilot/hooks",
+            "echo {} > ../.github/hooks/mesh-guard.json",
+            "echo {} > ~/.cursor/hooks.json",
+            "rm ../.cursor/hooks.json",
+        ],
+    );
+}
+
+#[test]
+fn ordinary_work_still_passes() {
+    let home = Home::new();
+    assert_passed(
+        &home,
+        &[
+            "echo 'fn main() {}' > main.rs",
+            "cat > lib.rs <<'EOF'\npub fn f() {}\nEOF",
+            "cat ~/.claude/settings.json",
+            "jq . ../.claude/settings.local.json",
+            "cp ~/.claude/settings.json /tmp/settings-backup.json",
+            "cd .. && rm -rf target/",
+            "rm -rf ../target",
+            "cp main.rs main.rs.bak",
+            "mv main.rs.bak old.rs",
+            "sqlite3 app.db 'select 1'",
+            "sqlite3 app.db < schema.sql",
+            "echo 'export PATH=\"$HOME/bin:$PATH\"' >> ~/.bashrc",
+            "cd; ls -la",
+            "cd /tmp && cd - && cargo build",
+            "find . -name '*.o' -delete",
+            "find .. -name '*.rs' -exec rustfmt {} +",
+            "for f in *.tmp; do rm \"$f\"; done",
+            "python3 -c 'print(1 + 1)'",
+            "node -e \"console.log(require('./package.json').name)\"",
+            "claude -p 'summarise the README'",
+            "claude plugin install other@market",
+            "npx prettier --write .",
+            "ln -s ../assets a; echo x > a/notes.txt",
+            "cp notes.txt ~/",
+        ],
+    );
+}
+
+#[test]
+fn an_unrelated_path_is_not_the_guard_home() {
+    // The checks are relative to the session's home: another directory's `.claude` is data.
+    let home = Home::new();
+    let elsewhere = Scratch::new("elsewhere");
+    let other = elsewhere.write(".claude/notes.md", "x");
+    assert!(Path::new(&other).exists());
+    assert_passed(&home, &[&format!("rm {}", other.display())]);
+}
+
+#[test]
+fn directories_given_as_options_and_copies_of_contents() {
+    let home = Home::new();
+    assert_refused(
+        &home,
+        &[
+            "env -C ~/.claude rm settings.json",
+            "sudo -D ~/.claude rm settings.json",
+            "env --chdir=$HOME/.claude truncate -s0 settings.json",
+            "cp -t ~/.config/mesh-guard evil.toml",
+            "mv --target-directory=$HOME/.config evil/mesh-guard",
+            "rsync -a evil/ ~/.claude/",
+            "cp -r evil/. ~/.claude",
+            "jq '.disableAllHooks=true' s.json | sponge ~/.claude/settings.json",
+            "git checkout -- ../.claude/settings.local.json",
+            "unzip -o evil.zip -d ~/.claude",
+            "python3 fix.py ~/.claude/settings.json",
+            "exec 3>~/.claude/settings.json",
+            "{ echo {}; } > ~/.claude/settings.json",
+        ],
+    );
+    assert_passed(
+        &home,
+        &[
+            "env -C /tmp rm -rf build",
+            "cp -t /tmp main.rs",
+            "rsync -a ./ /tmp/backup/",
+            "git checkout -- . && git restore main.rs",
+            "git commit -m 'stop editing .claude/settings.json'",
+            "python3 -m pytest tests/",
+        ],
+    );
+}
+
+#[test]
+fn file_tools_cannot_write_the_project_settings_from_a_sub_directory() {
+    // The event's cwd is `project/src`; the settings are the project root's.
+    let home = Home::new();
+    let project = home.home().join("project");
+    for (file, content) in [
+        (
+            ".claude/settings.local.json",
+            r#"{"disableAllHooks": true}"#,
+        ),
+        (
+            ".claude/settings.json",
+            r#"{"enabledPlugins": {"mesh-guard@mesh-guard": false}}"#,
+        ),
+        (".codex/hooks.json", "{}"),
+        (".cursor/hooks.json", "{}"),
+    ] {
+        let input = serde_json::json!({ "file_path": project.join(file), "content": content });
+        let (code, stderr) = home.tool("Write", input);
+        assert_eq!(code, 2, "Write {file} passed: {stderr}");
+    }
+    let input = serde_json::json!({ "file_path": project.join("src/lib.rs"), "content": "" });
+    assert_eq!(home.tool("Write", input).0, 0, "a source file is written");
+}
