@@ -51,7 +51,10 @@ replaces = ["sssh <machine>", "ssh <machin>", "/usr/bin/sudo journalctl", "journ
             ),
         ]
     );
-    assert_eq!(out.stdout, format!("{f}: valid (1 machine, 1 tool)\n"));
+    assert_eq!(
+        out.stdout,
+        format!("{f}: valid (1 machine, 1 tool)\ncompiled cache: absent\n")
+    );
 }
 
 #[test]
