@@ -161,6 +161,15 @@ fn hook_main(paths: &Paths, choice: AgentChoice) -> i32 {
         Ok(event) => event,
         Err(why) => return refuse(fallback_agent, &fail_closed(&why), None),
     };
+    // Decision 0008: a guard variable that a file the agent can write also sets is not
+    // the operator's, and nothing is decided under it. Only read when one is present.
+    if !matches!(event.action, Action::Other) {
+        let cwd = Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute());
+        if let Some(planted) = crate::usetime::find(&crate::usetime::PATH_VARIABLES, cwd.as_deref())
+        {
+            return crate::session::answer_planted(paths, &event, &planted);
+        }
+    }
     let rules = match load_rules(paths) {
         Ok(rules) => rules,
         Err(_) => {
@@ -213,8 +222,20 @@ fn write_refusal(
             ..Refusal::plain(Rule::SelfProtection, &format!("write {path}"), "")
         });
     }
-    // The guard's variables written where a session starts from (a README may say them).
-    (crate::protect::is_startup_file(path) && crate::protect::assigns_guard_variable(content)).then(|| Refusal {
+    // The guard's variables written where a session starts from (a README may say them),
+    // judged by the file the write would leave as well as by its own text (decision 0008).
+    let resolved = protected.resolve(path, None);
+    let startup = crate::protect::is_startup_file(path)
+        || crate::protect::is_startup_file(&resolved.to_string_lossy());
+    let sets = || {
+        crate::protect::assigns_guard_variable(content)
+            || crate::written::after(&resolved, content).is_some_and(|text| {
+                crate::protect::GUARD_VARIABLES
+                    .iter()
+                    .any(|v| crate::usetime::mentions(&text, v))
+            })
+    };
+    (startup && sets()).then(|| Refusal {
         detail: format!("it writes {} or another of the guard's variables into a file a session starts from; only the operator may set them", crate::decide::OVERRIDE_VAR),
         ..Refusal::plain(Rule::Override, &format!("write {path}"), "")
     })

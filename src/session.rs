@@ -55,6 +55,24 @@ pub fn answer_refusal(
         refused.shape = refusal.shape.clone();
     }
     let overridable = !matches!(refusal.rule, Rule::Override | Rule::SelfProtection);
+    let planted = match (override_reason(), overridable) {
+        (Some(_), true) => crate::usetime::find(
+            &crate::usetime::OVERRIDE_VARIABLES,
+            event_cwd(event).as_deref(),
+        ),
+        _ => None,
+    };
+    if let Some(planted) = planted {
+        // Recorded as an attempt, never as the operator's override (decision 0008).
+        let mut attempt = refused.clone();
+        attempt.kind = Kind::OverrideAttempt;
+        attempt.reason = planted_reason(&planted);
+        let text = format!("{} {message}", planted_message(&planted, false));
+        let note = append(paths, &attempt).err().map(|_| {
+            "mesh-guard: this refusal could not be recorded in the audit database".to_string()
+        });
+        return refuse(event.agent, &text, note.as_deref());
+    }
     if let (Some(reason), true) = (override_reason(), overridable) {
         let mut honoured = refused.clone();
         honoured.kind = Kind::Override;
@@ -85,6 +103,75 @@ pub fn answer_refusal(
     refuse(event.agent, message, note.as_deref())
 }
 
+fn event_cwd(event: &Event) -> Option<std::path::PathBuf> {
+    Some(std::path::PathBuf::from(&event.cwd)).filter(|p| p.is_absolute())
+}
+
+/// What the record says of a planted variable: where it came from, and its value (the
+/// agent's own words, never shown as the operator's reason).
+fn planted_reason(planted: &crate::usetime::Planted) -> String {
+    let value = std::env::var(planted.variable).unwrap_or_default();
+    format!(
+        "not honoured: {} is also set by {}, a file the agent can write; value: {}",
+        planted.variable,
+        planted.shown_file(),
+        value.chars().take(200).collect::<String>()
+    )
+}
+
+/// The refusal's words to the operator. `every` says that every command is refused.
+fn planted_message(planted: &crate::usetime::Planted, every: bool) -> String {
+    let scope = if every {
+        "mesh-guard refuses every command until then"
+    } else {
+        "the override is not honoured"
+    };
+    format!(
+        "Tell the operator: {} is set by {}, a file the agent can write, so it is not the operator's and {scope}. Operator: remove it from that file, and set it only in the environment you start the session from. Do not change that file or work round this.",
+        planted.variable,
+        planted.shown_file()
+    )
+}
+
+/// A guard variable that chooses the guard's binary or files, planted by a file the agent
+/// can write: every command is refused and the attempt recorded, in the record the
+/// variable did not choose.
+pub fn answer_planted(paths: &Paths, event: &Event, planted: &crate::usetime::Planted) -> i32 {
+    let command = match &event.action {
+        hook::Action::Shell { command } => command.clone(),
+        hook::Action::WriteFile { path, .. } => format!("write {path}"),
+        hook::Action::Other => String::new(),
+    };
+    let mut attempt = row(Kind::OverrideAttempt, event, &command);
+    attempt.rule = Rule::Override.id().to_string();
+    attempt.target = planted.file.display().to_string();
+    attempt.reason = planted_reason(planted);
+    let trusted = trusted_paths(paths, planted);
+    let note = append(&trusted, &attempt).err().map(|_| {
+        "mesh-guard: this refusal could not be recorded in the audit database".to_string()
+    });
+    let message = format!(
+        "{} Other tools that do not run commands or write files still work.",
+        planted_message(planted, true)
+    );
+    refuse(event.agent, &message, note.as_deref())
+}
+
+/// The paths with a planted `MESH_GUARD_DB` replaced by the default: the record the
+/// agent chose is not where an operator looks.
+fn trusted_paths(paths: &Paths, planted: &crate::usetime::Planted) -> Paths {
+    let planted_db = planted.variable == "MESH_GUARD_DB"
+        && std::env::var_os("MESH_GUARD_DB").is_some_and(|v| std::path::Path::new(&v) == paths.db);
+    if planted_db {
+        Paths {
+            db: Paths::resolve(None, None, None).db,
+            ..paths.clone()
+        }
+    } else {
+        paths.clone()
+    }
+}
+
 /// The SessionStart hook: records a session started with an override, and gives the agent
 /// the mesh's "instead of" table so it knows the tools before it reaches for ssh.
 pub fn start(paths: &Paths, choice: AgentChoice) -> i32 {
@@ -100,7 +187,40 @@ pub fn start(paths: &Paths, choice: AgentChoice) -> i32 {
     };
     let agent = choice.fallback().name();
     let mut code = 0;
-    if let Some(reason) = override_reason() {
+    // A session whose override (or guard variable) a file the agent can write also sets
+    // is recorded as an attempt, not as the operator's start (decision 0008).
+    let planted = if override_reason().is_some()
+        || !crate::usetime::present(&crate::usetime::PATH_VARIABLES).is_empty()
+    {
+        let cwd = Some(std::path::PathBuf::from(field("cwd"))).filter(|p| p.is_absolute());
+        let names: Vec<&'static str> = crate::usetime::OVERRIDE_VARIABLES
+            .iter()
+            .chain(crate::usetime::PATH_VARIABLES.iter())
+            .copied()
+            .collect();
+        crate::usetime::find(&names, cwd.as_deref())
+    } else {
+        None
+    };
+    if let Some(planted) = &planted {
+        let mut row = Row::now(Kind::OverrideAttempt);
+        row.agent = agent.to_string();
+        row.session_id = field("session_id");
+        row.cwd = field("cwd");
+        row.rule = Rule::Override.id().to_string();
+        row.target = planted.file.display().to_string();
+        row.reason = planted_reason(planted);
+        if append(&trusted_paths(paths, planted), &row).is_err() {
+            eprintln!("mesh-guard: this session's planted guard variable could not be recorded");
+        }
+        eprintln!(
+            "mesh-guard: {}",
+            planted_message(
+                planted,
+                crate::usetime::PATH_VARIABLES.contains(&planted.variable)
+            )
+        );
+    } else if let Some(reason) = override_reason() {
         let mut row = Row::now(Kind::SessionStart);
         row.agent = agent.to_string();
         row.session_id = field("session_id");
