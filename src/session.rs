@@ -146,7 +146,7 @@ pub fn answer_planted(paths: &Paths, event: &Event, planted: &crate::usetime::Pl
     attempt.rule = Rule::Override.id().to_string();
     attempt.target = planted.file.display().to_string();
     attempt.reason = planted_reason(planted);
-    let trusted = trusted_paths(paths, planted);
+    let trusted = trusted_paths(paths, planted, event_cwd(event).as_deref());
     let note = append(&trusted, &attempt).err().map(|_| {
         "mesh-guard: this refusal could not be recorded in the audit database".to_string()
     });
@@ -159,8 +159,15 @@ pub fn answer_planted(paths: &Paths, event: &Event, planted: &crate::usetime::Pl
 
 /// The paths with a planted `MESH_GUARD_DB` replaced by the default: the record the
 /// agent chose is not where an operator looks.
-fn trusted_paths(paths: &Paths, planted: &crate::usetime::Planted) -> Paths {
-    let planted_db = planted.variable == "MESH_GUARD_DB"
+fn trusted_paths(
+    paths: &Paths,
+    planted: &crate::usetime::Planted,
+    cwd: Option<&std::path::Path>,
+) -> Paths {
+    // Another variable may have been found first: the record's is looked for on its own.
+    let db_planted = planted.variable == "MESH_GUARD_DB"
+        || crate::usetime::find(&["MESH_GUARD_DB"], cwd).is_some();
+    let planted_db = db_planted
         && std::env::var_os("MESH_GUARD_DB").is_some_and(|v| std::path::Path::new(&v) == paths.db);
     if planted_db {
         Paths {
@@ -189,10 +196,10 @@ pub fn start(paths: &Paths, choice: AgentChoice) -> i32 {
     let mut code = 0;
     // A session whose override (or guard variable) a file the agent can write also sets
     // is recorded as an attempt, not as the operator's start (decision 0008).
+    let cwd = Some(std::path::PathBuf::from(field("cwd"))).filter(|p| p.is_absolute());
     let planted = if override_reason().is_some()
         || !crate::usetime::present(&crate::usetime::PATH_VARIABLES).is_empty()
     {
-        let cwd = Some(std::path::PathBuf::from(field("cwd"))).filter(|p| p.is_absolute());
         let names: Vec<&'static str> = crate::usetime::OVERRIDE_VARIABLES
             .iter()
             .chain(crate::usetime::PATH_VARIABLES.iter())
@@ -210,7 +217,7 @@ pub fn start(paths: &Paths, choice: AgentChoice) -> i32 {
         row.rule = Rule::Override.id().to_string();
         row.target = planted.file.display().to_string();
         row.reason = planted_reason(planted);
-        if append(&trusted_paths(paths, planted), &row).is_err() {
+        if append(&trusted_paths(paths, planted, cwd.as_deref()), &row).is_err() {
             eprintln!("mesh-guard: this session's planted guard variable could not be recorded");
         }
         eprintln!(
