@@ -68,9 +68,9 @@ pub fn find(names: &[&'static str], cwd: Option<&Path>) -> Option<Planted> {
     if present.is_empty() {
         return None;
     }
-    let root = running_as_root();
+    let uid = effective_uid();
     for (file, format) in sources(cwd) {
-        if !root && !agent_can_write(&file) {
+        if uid != 0 && !agent_can_write(&file, uid) {
             continue;
         }
         let Some(text) = read_bounded(&file) else {
@@ -287,16 +287,15 @@ fn listing(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Whether this process runs as root, for whom every file is writable. Unknown counts as
-/// root: every file then counts.
-fn running_as_root() -> bool {
-    std::fs::metadata("/proc/self").map_or(true, |m| m.uid() == 0)
+/// This process's user (root, for whom every file is writable, counts every file). Unknown
+/// counts as root: every file then counts.
+fn effective_uid() -> u32 {
+    std::fs::metadata("/proc/self").map_or(0, |m| m.uid())
 }
 
 /// Whether the agent's user could change the file: write it, or replace it in its
 /// folder. Group and other write bits count whatever the groups, erring toward "can".
-fn agent_can_write(file: &Path) -> bool {
-    let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
+fn agent_can_write(file: &Path, uid: u32) -> bool {
     let writable = |p: &Path| {
         std::fs::metadata(p)
             .is_ok_and(|m| (m.uid() == uid && m.mode() & 0o200 != 0) || m.mode() & 0o022 != 0)
