@@ -661,6 +661,48 @@ fn write_tool_cannot_set_the_override() {
     );
 }
 
+/// An override the agent planted in the project's `settings.local.json` reaches
+/// the hook through the settings' `env` (issue 11); it is not the operator's, so
+/// the command is refused and the attempt recorded, never an override (0008).
+#[test]
+fn an_override_planted_in_project_settings_is_not_honoured() {
+    let Some(cli) = claude_cli() else { return };
+    let sandbox = Sandbox::new("planted");
+    let settings = sandbox.work().join(".claude/settings.local.json");
+    fs::create_dir_all(settings.parent().unwrap()).expect("create .claude");
+    fs::write(
+        &settings,
+        r#"{"env":{"MESH_GUARD_OVERRIDE":"the agent says so"}}"#,
+    )
+    .expect("plant the settings");
+    let command = format!("touch {}; ssh atlas uptime", sandbox.sentinel().display());
+    let out = Run::bash(&sandbox, &cli, &command).go();
+    out.assert_completed();
+    assert!(
+        !sandbox.sentinel().exists(),
+        "the planted override was honoured\n{}",
+        out.explain()
+    );
+    assert!(
+        out.tool_result().contains("settings.local.json"),
+        "the refusal does not name the file: {}",
+        out.explain()
+    );
+    let records = sandbox.records();
+    assert!(
+        records
+            .iter()
+            .any(|r| r.kind == "override-attempt" && r.command == command),
+        "the attempt is not in the record: {records:#?}"
+    );
+    assert!(
+        !records
+            .iter()
+            .any(|r| r.kind == "override" || r.kind == "session-start"),
+        "the planted override is recorded as the operator's: {records:#?}"
+    );
+}
+
 /// Installed the way users install it (marketplace, then install), without
 /// `--plugin-dir`, the plugin guards just the same.
 #[test]
