@@ -16,7 +16,15 @@ pub fn run(args: Args) -> i32 {
     let paths = Paths::resolve(args.catalog, args.db, args.rules);
     match args.command {
         Command::Hook { agent } => hook_main(&paths, agent),
-        Command::Check { json, command } => check(&paths, &command.join(" "), json),
+        Command::Check {
+            json,
+            override_reason,
+            scope,
+            command,
+        } => {
+            let preview = Preview::new(override_reason, scope);
+            check(&paths, &command.join(" "), json, &preview)
+        }
         Command::Catalog {
             action: CatalogAction::Check,
         } => catalog_check(&paths),
@@ -256,7 +264,56 @@ pub fn refuse(agent: Agent, message: &str, note: Option<&str>) -> i32 {
 
 // ---- check, search, instead-of, catalog check ------------------------------------------
 
-fn check(paths: &Paths, source: &str, json: bool) -> i32 {
+/// The override `check` previews: given on the command line, or the one in force.
+pub struct Preview {
+    reason: Option<String>,
+    scope: Option<Result<crate::scope::Scope, String>>,
+}
+
+impl Preview {
+    fn new(reason: Option<String>, scope: Option<String>) -> Preview {
+        Preview {
+            reason: reason
+                .map(|r| r.trim().to_string())
+                .filter(|r| !r.is_empty())
+                .or_else(crate::session::override_reason),
+            scope: match scope {
+                Some(text) => Some(crate::scope::parse(&text)),
+                None => crate::scope::from_env(),
+            },
+        }
+    }
+
+    /// How the override would treat a refused command: `Ok` passes it, `Err` says why not.
+    /// `None` when there is no override to preview.
+    fn judge(
+        &self,
+        guard: &Guard,
+        source: &str,
+        refusal: &Refusal,
+    ) -> Option<Result<String, String>> {
+        self.reason.as_ref()?;
+        if matches!(refusal.rule, Rule::Override | Rule::SelfProtection) {
+            return Some(Err("no override covers the guard's own protection".into()));
+        }
+        Some(match &self.scope {
+            None => Ok("the override covers the whole session".into()),
+            Some(Err(e)) => Err(format!(
+                "the scope is malformed ({e}), so nothing is covered"
+            )),
+            Some(Ok(scope)) => {
+                let others = guard.every_target(source);
+                let all: Vec<&Refusal> = std::iter::once(refusal).chain(others.iter()).collect();
+                scope
+                    .covers(&all, crate::record::now_ms())
+                    .map(|()| format!("the scope `{}` covers it", scope.text))
+                    .map_err(|why| format!("the scope `{}` does not cover it: {why}", scope.text))
+            }
+        })
+    }
+}
+
+fn check(paths: &Paths, source: &str, json: bool, preview: &Preview) -> i32 {
     let rules = match load_rules(paths) {
         Ok(r) => r,
         Err(e) => {
@@ -296,6 +353,18 @@ fn check(paths: &Paths, source: &str, json: bool) -> i32 {
             r.target.clone(),
         ),
     };
+    let under_override = match &outcome.decision {
+        Decision::Refuse(refusal) => {
+            let protected = paths.protected(std::env::current_dir().ok());
+            let guard = Guard {
+                rules: &rules,
+                catalog: &catalog,
+                protected: &protected,
+            };
+            preview.judge(&guard, source, refusal)
+        }
+        Decision::Pass(_) => None,
+    };
     if json {
         let instead: Vec<_> = outcome
             .instead
@@ -306,6 +375,13 @@ fn check(paths: &Paths, source: &str, json: bool) -> i32 {
             "decision": decision, "reason": reason, "rule": rule, "target": target,
             "instead": instead, "message": outcome.message,
         });
+        let mut object = object;
+        if let Some(judged) = &under_override {
+            object["override"] = match judged {
+                Ok(why) => serde_json::json!({"decision": "pass", "reason": why}),
+                Err(why) => serde_json::json!({"decision": "refuse", "reason": why}),
+            };
+        }
         outln!("{object}");
     } else if decision == "pass" {
         outln!("pass: {reason}");
@@ -313,6 +389,11 @@ fn check(paths: &Paths, source: &str, json: bool) -> i32 {
         outln!("refuse [{rule}]: {reason}");
         for s in &outcome.instead {
             outln!("  instead: {}  ({})", s.usage, s.tool);
+        }
+        match &under_override {
+            Some(Ok(why)) => outln!("under the override: pass ({why}; recorded as an override)"),
+            Some(Err(why)) => outln!("under the override: refuse ({why})"),
+            None => {}
         }
         outln!("\nThe agent would read:\n{}", outcome.message);
     }

@@ -36,6 +36,12 @@ pub enum Command {
         /// Print one JSON object instead of text
         #[arg(long)]
         json: bool,
+        /// Preview an override with this reason [default: the one in force]
+        #[arg(long = "override", value_name = "REASON")]
+        override_reason: Option<String>,
+        /// Preview the override narrowed by this scope [default: the one in force]
+        #[arg(long, value_name = "TERMS")]
+        scope: Option<String>,
         /// The command: several words joined with spaces, or one quoted string
         #[arg(
             required = true,

@@ -28,6 +28,7 @@ pub mod instead;
 pub mod message;
 pub mod record;
 pub mod rules;
+pub mod scope;
 pub mod session;
 pub mod shell;
 pub mod unwrap;

@@ -73,10 +73,44 @@ pub fn answer_refusal(
         });
         return refuse(event.agent, &text, note.as_deref());
     }
+    // A scoped override (decision 0015) covers only what its scope names; a malformed
+    // scope covers nothing.
+    let scope = match (override_reason(), overridable) {
+        (Some(_), true) => crate::scope::from_env(),
+        _ => None,
+    };
+    let uncovered = match &scope {
+        Some(Err(e)) => Some(format!(
+            "its scope ({}) is malformed: {e}",
+            crate::scope::SCOPE_VAR
+        )),
+        Some(Ok(scope)) => {
+            let others = every_target(paths, event, &command);
+            let all: Vec<&Refusal> = std::iter::once(refusal).chain(others.iter()).collect();
+            scope
+                .covers(&all, crate::record::now_ms())
+                .err()
+                .map(|why| {
+                    format!(
+                        "it does not cover this command ({why}); it covers `{}`",
+                        scope.text
+                    )
+                })
+        }
+        None => None,
+    };
+    if let Some(why) = uncovered {
+        refused.reason = format!("override not honoured: {why}");
+        let text = format!("The operator's override was not honoured: {why}. {message}");
+        let note = append(paths, &refused).err().map(|_| {
+            "mesh-guard: this refusal could not be recorded in the audit database".to_string()
+        });
+        return refuse(event.agent, &text, note.as_deref());
+    }
     if let (Some(reason), true) = (override_reason(), overridable) {
         let mut honoured = refused.clone();
         honoured.kind = Kind::Override;
-        honoured.reason = reason;
+        honoured.reason = with_scope(reason, scope.as_ref());
         // The override is honoured only once its row is durably written.
         match append(paths, &honoured) {
             Ok(()) => return 0,
@@ -101,6 +135,33 @@ pub fn answer_refusal(
         "mesh-guard: this refusal could not be recorded in the audit database".to_string()
     });
     refuse(event.agent, message, note.as_deref())
+}
+
+/// The override's reason with its scope, as the record keeps it: `incident 42 [scope: machine:atlas]`.
+fn with_scope(reason: String, scope: Option<&Result<crate::scope::Scope, String>>) -> String {
+    match scope {
+        Some(Ok(scope)) => format!("{reason} [scope: {}]", scope.text),
+        Some(Err(e)) => format!("{reason} [scope malformed, nothing covered: {e}]"),
+        None => reason,
+    }
+}
+
+/// Every mesh object the event's command reaches (only asked under a scoped override).
+fn every_target(paths: &Paths, event: &Event, command: &str) -> Vec<Refusal> {
+    if !matches!(event.action, hook::Action::Shell { .. }) {
+        return Vec::new();
+    }
+    let Ok(rules) = crate::rules::Rules::load(paths.rules.as_deref()) else {
+        return Vec::new();
+    };
+    let catalog = paths.lazy_catalog();
+    let protected = paths.protected(event_cwd(event));
+    crate::decide::Guard {
+        rules: &rules,
+        catalog: &catalog,
+        protected: &protected,
+    }
+    .every_target(command)
 }
 
 fn event_cwd(event: &Event) -> Option<std::path::PathBuf> {
@@ -232,7 +293,7 @@ pub fn start(paths: &Paths, choice: AgentChoice) -> i32 {
         row.agent = agent.to_string();
         row.session_id = field("session_id");
         row.cwd = field("cwd");
-        row.reason = reason;
+        row.reason = with_scope(reason, crate::scope::from_env().as_ref());
         if let Err(e) = append(paths, &row) {
             eprintln!(
                 "mesh-guard: the session's override could not be recorded ({e}); it will not be honoured"
