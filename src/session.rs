@@ -101,6 +101,7 @@ pub fn answer_refusal(
     };
     if let Some(why) = uncovered {
         refused.reason = format!("override not honoured: {why}");
+        refused.scope = scope_text();
         let text = format!("The operator's override was not honoured: {why}. {message}");
         let note = append(paths, &refused).err().map(|_| {
             "mesh-guard: this refusal could not be recorded in the audit database".to_string()
@@ -110,7 +111,8 @@ pub fn answer_refusal(
     if let (Some(reason), true) = (override_reason(), overridable) {
         let mut honoured = refused.clone();
         honoured.kind = Kind::Override;
-        honoured.reason = with_scope(reason, scope.as_ref());
+        honoured.reason = reason;
+        honoured.scope = scope_text();
         // The override is honoured only once its row is durably written.
         match append(paths, &honoured) {
             Ok(()) => return 0,
@@ -137,13 +139,11 @@ pub fn answer_refusal(
     refuse(event.agent, message, note.as_deref())
 }
 
-/// The override's reason with its scope, as the record keeps it: `incident 42 [scope: machine:atlas]`.
-fn with_scope(reason: String, scope: Option<&Result<crate::scope::Scope, String>>) -> String {
-    match scope {
-        Some(Ok(scope)) => format!("{reason} [scope: {}]", scope.text),
-        Some(Err(e)) => format!("{reason} [scope malformed, nothing covered: {e}]"),
-        None => reason,
-    }
+/// The override's scope as the record keeps it: as the operator wrote it, even malformed.
+fn scope_text() -> String {
+    std::env::var_os(crate::scope::SCOPE_VAR)
+        .map(|v| v.to_string_lossy().chars().take(1000).collect())
+        .unwrap_or_default()
 }
 
 /// Every mesh object the event's command reaches (only asked under a scoped override).
@@ -293,7 +293,13 @@ pub fn start(paths: &Paths, choice: AgentChoice) -> i32 {
         row.agent = agent.to_string();
         row.session_id = field("session_id");
         row.cwd = field("cwd");
-        row.reason = with_scope(reason, crate::scope::from_env().as_ref());
+        row.reason = reason;
+        row.scope = scope_text();
+        if let Some(Err(e)) = crate::scope::from_env() {
+            eprintln!(
+                "mesh-guard: the override's scope is malformed ({e}); no command will pass under it"
+            );
+        }
         if let Err(e) = append(paths, &row) {
             eprintln!(
                 "mesh-guard: the session's override could not be recorded ({e}); it will not be honoured"

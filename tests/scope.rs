@@ -32,23 +32,23 @@ fn env(dir: &Scratch, reason: Option<&str>, scope: Option<&str>) -> Vec<(&'stati
     env
 }
 
-/// (kind, reason) of every row, oldest first.
-fn rows(db: &Path) -> Vec<(String, String)> {
+/// (kind, reason, scope) of every row, oldest first.
+fn rows(db: &Path) -> Vec<(String, String, String)> {
     if !db.exists() {
         return Vec::new();
     }
     let conn = Connection::open(db).unwrap();
     let mut stmt = conn
-        .prepare("SELECT kind, reason FROM events ORDER BY id")
+        .prepare("SELECT kind, reason, scope FROM events ORDER BY id")
         .unwrap();
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .unwrap()
         .map(Result::unwrap)
         .collect()
 }
 
 /// The hook's exit code for `command` under `scope`, and the rows it left.
-fn hook(scope: Option<&str>, command: &str) -> (i32, String, Vec<(String, String)>) {
+fn hook(scope: Option<&str>, command: &str) -> (i32, String, Vec<(String, String, String)>) {
     let dir = Scratch::new("scope");
     let out = run_env(
         &["hook"],
@@ -72,7 +72,8 @@ fn a_machine_term_covers_that_machine_only() {
     assert_eq!(code, 0);
     assert_eq!(rows[0].0, "override");
     assert_eq!(
-        rows[0].1, "incident 42 [scope: machine:atlas]",
+        (rows[0].1.as_str(), rows[0].2.as_str()),
+        ("incident 42", "machine:atlas"),
         "recorded with its scope"
     );
     let (code, message, rows) = hook(Some("machine:atlas"), "ssh orion uptime");
@@ -87,6 +88,7 @@ fn a_machine_term_covers_that_machine_only() {
         "the row says so: {}",
         rows[0].1
     );
+    assert_eq!(rows[0].2, "machine:atlas", "the row carries the scope");
     // Both machines must be in scope, not only the first the command names.
     let (code, _, _) = hook(Some("machine:atlas"), "ssh atlas uptime; ssh orion uptime");
     assert_eq!(code, 2);
@@ -203,7 +205,8 @@ fn session_start_records_the_scope() {
         rows(&dir.path("audit.db")),
         vec![(
             "session-start".into(),
-            "incident 42 [scope: machine:atlas]".into()
+            "incident 42".into(),
+            "machine:atlas".into()
         )]
     );
 }
@@ -236,4 +239,25 @@ fn check_previews_a_scope_before_a_session() {
     assert_eq!(preview("machine:atlas", "ssh orion uptime"), "refuse");
     assert_eq!(preview("nonsense", "ssh atlas uptime"), "refuse");
     assert!(!dir.path("audit.db").exists(), "a preview records nothing");
+}
+
+#[test]
+fn widening_a_recorded_scope_breaks_the_chain() {
+    let dir = Scratch::new("scope-tamper");
+    let env = env(&dir, Some("incident 42"), Some("machine:atlas"));
+    assert_eq!(
+        run_env(&["hook"], &env, &bash_event("ssh atlas uptime")).code,
+        0
+    );
+    assert_eq!(run_env(&["audit", "verify"], &env, b"").code, 0);
+    let json = run_env(&["audit", "--format", "json"], &env, b"").stdout;
+    assert!(
+        json.contains("\"scope\": \"machine:atlas\""),
+        "audit shows the scope: {json}"
+    );
+    Connection::open(dir.path("audit.db"))
+        .unwrap()
+        .execute("UPDATE events SET scope = ''", [])
+        .unwrap();
+    assert_eq!(run_env(&["audit", "verify"], &env, b"").code, 1);
 }
