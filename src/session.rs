@@ -54,6 +54,10 @@ pub fn answer_refusal(
     if instead.is_empty() && !refusal.shape.is_empty() {
         refused.shape = refusal.shape.clone();
     }
+    // Every row of a session with an override carries its scope (decision 0015).
+    if override_reason().is_some() {
+        refused.scope = scope_text();
+    }
     let overridable = !matches!(refusal.rule, Rule::Override | Rule::SelfProtection);
     let planted = match (override_reason(), overridable) {
         (Some(_), true) => crate::usetime::find(
