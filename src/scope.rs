@@ -43,8 +43,19 @@ pub fn parse(text: &str) -> Result<Scope, String> {
     if scope.text.is_empty() {
         return Err(format!("{SCOPE_VAR} is set but empty"));
     }
-    for term in text.split_whitespace() {
-        let (kind, value) = term
+    for whole in text.split_whitespace() {
+        // Shown in a refusal: an operator's long term is cut there.
+        let term: &str = match whole.char_indices().nth(60) {
+            Some((at, _)) => &whole[..at],
+            None => whole,
+        };
+        let term = if term.len() < whole.len() {
+            format!("{term}…")
+        } else {
+            term.to_string()
+        };
+        let term = term.as_str();
+        let (kind, value) = whole
             .split_once(':')
             .filter(|(_, v)| !v.is_empty())
             .ok_or_else(|| format!("`{term}` is not KIND:VALUE"))?;
@@ -78,7 +89,7 @@ pub fn parse(text: &str) -> Result<Scope, String> {
             }
             _ => {
                 return Err(format!(
-                    "`{term}`: unknown kind `{kind}` (machine, module, rule or until)"
+                    "`{term}`: an unknown kind (machine, module, rule or until)"
                 ));
             }
         }
@@ -92,6 +103,16 @@ fn host(name: &str) -> String {
 }
 
 impl Scope {
+    /// The scope as a refusal shows it, cut so the message stays under 1,000 characters.
+    pub fn shown(&self) -> String {
+        const MAX: usize = 120;
+        if self.text.chars().count() <= MAX {
+            return self.text.clone();
+        }
+        let cut: String = self.text.chars().take(MAX).collect();
+        format!("{cut}…")
+    }
+
     /// Whether the scope covers a command, given every refusal it would meet (a command
     /// reaching two machines must have both in scope). `Err` says why not.
     pub fn covers(&self, refusals: &[&Refusal], now_ms: i64) -> Result<(), String> {

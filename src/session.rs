@@ -71,7 +71,7 @@ pub fn answer_refusal(
         let mut attempt = refused.clone();
         attempt.kind = Kind::OverrideAttempt;
         attempt.reason = planted_reason(&planted);
-        let text = format!("{} {message}", planted_message(&planted, false));
+        let text = joined(&planted_message(&planted, false), message);
         let note = append(paths, &attempt).err().map(|_| {
             "mesh-guard: this refusal could not be recorded in the audit database".to_string()
         });
@@ -97,7 +97,7 @@ pub fn answer_refusal(
                 .map(|why| {
                     format!(
                         "it does not cover this command ({why}); it covers `{}`",
-                        scope.text
+                        scope.shown()
                     )
                 })
         }
@@ -106,7 +106,10 @@ pub fn answer_refusal(
     if let Some(why) = uncovered {
         refused.reason = format!("override not honoured: {why}");
         refused.scope = scope_text();
-        let text = format!("The operator's override was not honoured: {why}. {message}");
+        let text = joined(
+            &format!("The operator's override was not honoured: {why}."),
+            message,
+        );
         let note = append(paths, &refused).err().map(|_| {
             "mesh-guard: this refusal could not be recorded in the audit database".to_string()
         });
@@ -166,6 +169,19 @@ fn every_target(paths: &Paths, event: &Event, command: &str) -> Vec<Refusal> {
         protected: &protected,
     }
     .every_target(command)
+}
+
+/// A note put before a refusal's message, the whole kept under the contract's 1,000
+/// characters: the note is what the operator must read, so the message's tail gives way.
+fn joined(note: &str, message: &str) -> String {
+    const LIMIT: usize = 999;
+    let text = format!("{note} {message}");
+    if text.chars().count() <= LIMIT {
+        return text;
+    }
+    let mut cut: String = text.chars().take(LIMIT - 1).collect();
+    cut.push('…');
+    cut
 }
 
 fn event_cwd(event: &Event) -> Option<std::path::PathBuf> {

@@ -25,6 +25,8 @@ pub const PATH_VARIABLES: [&str; 4] = [
 /// Past this a file is not read further and counts as setting the variable: its tail
 /// could, and the hook must answer quickly.
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// The longest file name a refusal shows.
+const MAX_SHOWN: usize = 120;
 /// Entries read from one `*.d/` folder; a folder with more counts as setting it.
 const MAX_DIR_ENTRIES: usize = 256;
 
@@ -38,7 +40,14 @@ pub struct Planted {
 impl Planted {
     /// The file as the operator knows it: `~/…` under the home directory.
     pub fn shown_file(&self) -> String {
-        shown(&self.file)
+        // The refusal stays under 1,000 characters: a deep project path keeps its tail.
+        let full = shown(&self.file);
+        let count = full.chars().count();
+        if count <= MAX_SHOWN {
+            return full;
+        }
+        let tail: String = full.chars().skip(count - MAX_SHOWN).collect();
+        format!("…{tail}")
     }
 }
 

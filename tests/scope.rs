@@ -261,3 +261,21 @@ fn widening_a_recorded_scope_breaks_the_chain() {
         .unwrap();
     assert_eq!(run_env(&["audit", "verify"], &env, b"").code, 1);
 }
+
+#[test]
+fn the_refusal_stays_under_a_thousand_characters_whatever_the_scope() {
+    let long: Vec<String> = (0..80)
+        .map(|i| format!("machine:host-{i:03}-of-a-long-name"))
+        .collect();
+    let (code, message, _) = hook(Some(&long.join(" ")), "ssh orion uptime");
+    assert_eq!(code, 2);
+    assert!(
+        message.chars().count() < 1000,
+        "{} characters",
+        message.chars().count()
+    );
+    let bad = format!("bogus{}", "x".repeat(5000));
+    let (code, message, _) = hook(Some(&bad), "ssh orion uptime");
+    assert_eq!(code, 2);
+    assert!(message.contains("malformed") && message.chars().count() < 1000);
+}
