@@ -108,13 +108,26 @@ enum Read {
 
 fn read_bounded(file: &Path) -> Option<Read> {
     use std::io::Read as _;
-    // Only `listing` names a folder here: one too big to read, which counts.
-    if std::fs::metadata(file).ok()?.is_dir() {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let kind = std::fs::metadata(file).ok()?.file_type();
+    if kind.is_char_device() {
+        // A dotfile linked to /dev/null holds nothing.
+        return None;
+    }
+    if !kind.is_file() {
+        // A folder here is one too big to list (`listing`); a pipe or socket could feed a
+        // shell anything, and opening one could wait forever. Either counts.
         return Some(Read::TooLong);
     }
-    let handle = std::fs::File::open(file).ok()?;
+    // Non-blocking, so a file swapped for a pipe after the check above cannot hang the hook.
+    const O_NONBLOCK: i32 = 0o4000;
+    let handle = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(file)
+        .ok()?;
     if !handle.metadata().ok()?.is_file() {
-        return None;
+        return Some(Read::TooLong);
     }
     let mut bytes = Vec::new();
     handle
@@ -350,5 +363,21 @@ mod tests {
         let broken = Read::Text(r#"{"env":{"MESH_GUARD_OVERRIDE":"x"},"#.into());
         assert!(sets(Format::Settings, &broken, "MESH_GUARD_OVERRIDE"));
         assert!(sets(Format::Text, &Read::TooLong, "MESH_GUARD_DB"));
+    }
+
+    #[test]
+    fn a_pipe_counts_and_does_not_hang() {
+        let dir = std::env::temp_dir().join(format!("mesh-guard-usetime-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join(".bashrc");
+        let _ = std::fs::remove_file(&fifo);
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(
+            made.is_ok_and(|s| s.success()),
+            "mkfifo is needed for this test"
+        );
+        assert!(matches!(read_bounded(&fifo), Some(Read::TooLong)));
+        assert!(read_bounded(Path::new("/dev/null")).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

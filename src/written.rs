@@ -49,10 +49,21 @@ pub fn after(path: &Path, input: &str) -> Option<String> {
     Some(file)
 }
 
+/// The file as it is now: empty when absent or not a regular file (a pipe is never
+/// opened, and opening is non-blocking, so the hook cannot be made to wait).
 fn current(path: &Path) -> String {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    const O_NONBLOCK: i32 = 0o4000;
     let mut bytes = Vec::new();
-    if let Ok(file) = std::fs::File::open(path) {
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(path);
+    if let (true, Ok(file)) = (regular, opened)
+        && file.metadata().is_ok_and(|m| m.is_file())
+    {
         let _ = file.take(MAX_FILE_BYTES).read_to_end(&mut bytes);
     }
     String::from_utf8_lossy(&bytes).into_owned()
