@@ -16,8 +16,15 @@ pub fn run(args: Args) -> i32 {
     let paths = Paths::resolve(args.catalog, args.db, args.rules);
     match args.command {
         Command::Hook { agent, mcp } => hook_main(&paths, agent, hints(mcp)),
-        Command::Check { json, mcp, command } => {
-            check(&paths, &command.join(" "), json, hints(mcp))
+        Command::Check {
+            json,
+            mcp,
+            override_reason,
+            scope,
+            command,
+        } => {
+            let preview = Preview::new(override_reason, scope);
+            check(&paths, &command.join(" "), json, hints(mcp), &preview)
         }
         Command::Catalog {
             action: CatalogAction::Check,
@@ -191,6 +198,15 @@ fn hook_main(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
         Ok(event) => event,
         Err(why) => return refuse(fallback_agent, &fail_closed(&why), None),
     };
+    // Decision 0008: a guard variable that a file the agent can write also sets is not
+    // the operator's, and nothing is decided under it. Only read when one is present.
+    if !matches!(event.action, Action::Other) {
+        let cwd = Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute());
+        if let Some(planted) = crate::usetime::find(&crate::usetime::PATH_VARIABLES, cwd.as_deref())
+        {
+            return crate::session::answer_planted(paths, &event, &planted);
+        }
+    }
     let rules = match load_rules(paths) {
         Ok(rules) => rules,
         Err(_) => {
@@ -243,8 +259,20 @@ fn write_refusal(
             ..Refusal::plain(Rule::SelfProtection, &format!("write {path}"), "")
         });
     }
-    // The guard's variables written where a session starts from (a README may say them).
-    (crate::protect::is_startup_file(path) && crate::protect::assigns_guard_variable(content)).then(|| Refusal {
+    // The guard's variables written where a session starts from (a README may say them),
+    // judged by the file the write would leave as well as by its own text (decision 0008).
+    let resolved = protected.resolve(path, None);
+    let startup = crate::protect::is_startup_file(path)
+        || crate::protect::is_startup_file(&resolved.to_string_lossy());
+    let sets = || {
+        crate::protect::assigns_guard_variable(content)
+            || crate::written::after(&resolved, content).is_some_and(|text| {
+                crate::protect::GUARD_VARIABLES
+                    .iter()
+                    .any(|v| crate::usetime::mentions(&text, v))
+            })
+    };
+    (startup && sets()).then(|| Refusal {
         detail: format!("it writes {} or another of the guard's variables into a file a session starts from; only the operator may set them", crate::decide::OVERRIDE_VAR),
         ..Refusal::plain(Rule::Override, &format!("write {path}"), "")
     })
@@ -265,7 +293,56 @@ pub fn refuse(agent: Agent, message: &str, note: Option<&str>) -> i32 {
 
 // ---- check, search, instead-of, catalog check ------------------------------------------
 
-fn check(paths: &Paths, source: &str, json: bool, hints: message::Hints) -> i32 {
+/// The override `check` previews: given on the command line, or the one in force.
+pub struct Preview {
+    reason: Option<String>,
+    scope: Option<Result<crate::scope::Scope, String>>,
+}
+
+impl Preview {
+    fn new(reason: Option<String>, scope: Option<String>) -> Preview {
+        Preview {
+            reason: reason
+                .map(|r| r.trim().to_string())
+                .filter(|r| !r.is_empty())
+                .or_else(crate::session::override_reason),
+            scope: match scope {
+                Some(text) => Some(crate::scope::parse(&text)),
+                None => crate::scope::from_env(),
+            },
+        }
+    }
+
+    /// How the override would treat a refused command: `Ok` passes it, `Err` says why not.
+    /// `None` when there is no override to preview.
+    fn judge(
+        &self,
+        guard: &Guard,
+        source: &str,
+        refusal: &Refusal,
+    ) -> Option<Result<String, String>> {
+        self.reason.as_ref()?;
+        if matches!(refusal.rule, Rule::Override | Rule::SelfProtection) {
+            return Some(Err("no override covers the guard's own protection".into()));
+        }
+        Some(match &self.scope {
+            None => Ok("the override covers the whole session".into()),
+            Some(Err(e)) => Err(format!(
+                "the scope is malformed ({e}), so nothing is covered"
+            )),
+            Some(Ok(scope)) => {
+                let others = guard.every_target(source);
+                let all: Vec<&Refusal> = std::iter::once(refusal).chain(others.iter()).collect();
+                scope
+                    .covers(&all, crate::record::now_ms())
+                    .map(|()| format!("the scope `{}` covers it", scope.text))
+                    .map_err(|why| format!("the scope `{}` does not cover it: {why}", scope.text))
+            }
+        })
+    }
+}
+
+fn check(paths: &Paths, source: &str, json: bool, hints: message::Hints, preview: &Preview) -> i32 {
     let rules = match load_rules(paths) {
         Ok(r) => r,
         Err(e) => {
@@ -306,6 +383,18 @@ fn check(paths: &Paths, source: &str, json: bool, hints: message::Hints) -> i32 
             r.target.clone(),
         ),
     };
+    let under_override = match &outcome.decision {
+        Decision::Refuse(refusal) => {
+            let protected = paths.protected(std::env::current_dir().ok());
+            let guard = Guard {
+                rules: &rules,
+                catalog: &catalog,
+                protected: &protected,
+            };
+            preview.judge(&guard, source, refusal)
+        }
+        Decision::Pass(_) => None,
+    };
     if json {
         let instead: Vec<_> = outcome
             .instead
@@ -316,6 +405,13 @@ fn check(paths: &Paths, source: &str, json: bool, hints: message::Hints) -> i32 
             "decision": decision, "reason": reason, "rule": rule, "target": target,
             "instead": instead, "message": message,
         });
+        let mut object = object;
+        if let Some(judged) = &under_override {
+            object["override"] = match judged {
+                Ok(why) => serde_json::json!({"decision": "pass", "reason": why}),
+                Err(why) => serde_json::json!({"decision": "refuse", "reason": why}),
+            };
+        }
         outln!("{object}");
     } else if decision == "pass" {
         outln!("pass: {reason}");
@@ -323,6 +419,11 @@ fn check(paths: &Paths, source: &str, json: bool, hints: message::Hints) -> i32 
         outln!("refuse [{rule}]: {reason}");
         for s in &outcome.instead {
             outln!("  instead: {}  ({})", s.usage, s.tool);
+        }
+        match &under_override {
+            Some(Ok(why)) => outln!("under the override: pass ({why}; recorded as an override)"),
+            Some(Err(why)) => outln!("under the override: refuse ({why})"),
+            None => {}
         }
         outln!("\nThe agent would read:\n{message}");
     }

@@ -137,6 +137,7 @@ fn object(r: &Row) -> Value {
         "tools": e.tools,
         "shape": e.shape,
         "reason": e.reason,
+        "scope": e.scope,
         "hash": r.hash,
     })
 }
@@ -149,7 +150,7 @@ pub fn render_json(rows: &[Row]) -> String {
     out
 }
 
-const CSV_HEADER: [&str; 17] = [
+const CSV_HEADER: [&str; 18] = [
     "id",
     "time",
     "time_ms",
@@ -166,6 +167,7 @@ const CSV_HEADER: [&str; 17] = [
     "tools",
     "shape",
     "reason",
+    "scope",
     "hash",
 ];
 
@@ -195,6 +197,7 @@ pub fn render_csv(rows: &[Row]) -> String {
                 e.tools.join("; "),
                 e.shape.clone(),
                 e.reason.clone(),
+                e.scope.clone(),
                 r.hash.clone(),
             ],
         );

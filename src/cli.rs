@@ -42,6 +42,12 @@ pub enum Command {
         /// The message as an agent with mesh-guard's MCP server reads it (as `hook --mcp`)
         #[arg(long)]
         mcp: bool,
+        /// Preview an override with this reason [default: the one in force]
+        #[arg(long = "override", value_name = "REASON")]
+        override_reason: Option<String>,
+        /// Preview the override narrowed by this scope [default: the one in force]
+        #[arg(long, value_name = "TERMS")]
+        scope: Option<String>,
         /// The command: several words joined with spaces, or one quoted string
         #[arg(
             required = true,

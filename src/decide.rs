@@ -1041,6 +1041,41 @@ impl Guard<'_> {
     }
 
     /// With the catalog: the first candidate that reaches the mesh is refused.
+    /// Every mesh object the command reaches, each as the refusal it would meet. A scoped
+    /// override (decision 0015) must cover all of them, not only the first that `decide`
+    /// reports: `ssh atlas; ssh orion` under `machine:atlas` is not covered.
+    pub fn every_target(&self, source: &str) -> Vec<Refusal> {
+        if source.len() > MAX_SOURCE_BYTES {
+            return Vec::new();
+        }
+        let mut walk = Walk::default();
+        if let Ok(script) = shell::parse(source, 0, &HashMap::new()) {
+            self.script(script, &mut walk);
+        }
+        let Ok(catalog) = self.catalog.get() else {
+            return Vec::new();
+        };
+        walk.candidates
+            .iter()
+            .filter_map(
+                |c| match target::resolve(catalog, c.role, &c.value, c.user.as_deref()) {
+                    target::Resolved::Mesh {
+                        object,
+                        rule,
+                        machine,
+                    } => Some(Refusal {
+                        reaches: object.describe(),
+                        target: object.name().to_string(),
+                        object: Some(object),
+                        machine,
+                        ..Refusal::plain(rule, "", "")
+                    }),
+                    _ => None,
+                },
+            )
+            .collect()
+    }
+
     fn judge(&self, catalog: &Catalog, source: &str, walk: Walk) -> Decision {
         let mut forge = None;
         let mut unknown = None;

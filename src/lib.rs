@@ -32,10 +32,13 @@ pub mod message;
 pub mod policy_test;
 pub mod record;
 pub mod rules;
+pub mod scope;
 pub mod search;
 pub mod session;
 pub mod shell;
 pub mod unwrap;
+pub mod usetime;
+pub mod written;
 
 /// Hooks must never end without an answer (decision 0002): past this, the hook refuses.
 const HOOK_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);

@@ -8,8 +8,9 @@ use std::path::{Component, Path, PathBuf};
 /// The variables that configure the guard. Set in a command they change nothing (the hook
 /// reads its own environment), but written into a startup file they would configure the
 /// next session: the override above all, and also which binary, catalog or rules it uses.
-pub const GUARD_VARIABLES: [&str; 5] = [
+pub const GUARD_VARIABLES: [&str; 6] = [
     "MESH_GUARD_OVERRIDE",
+    "MESH_GUARD_OVERRIDE_SCOPE",
     "MESH_GUARD_BIN",
     "MESH_GUARD_CATALOG",
     "MESH_GUARD_DB",
@@ -369,11 +370,15 @@ pub fn lexical(path: &Path) -> PathBuf {
     out
 }
 
-/// Whether text sets one of the guard's variables (`MESH_GUARD_OVERRIDE=…`).
+/// Whether text sets one of the guard's variables: `MESH_GUARD_OVERRIDE=…`, and the
+/// append form `MESH_GUARD_OVERRIDE+=…`, which sets it just the same when it was unset.
 pub fn assigns_guard_variable(text: &str) -> bool {
-    GUARD_VARIABLES
-        .iter()
-        .any(|v| text.contains(&format!("{v}=")))
+    GUARD_VARIABLES.iter().any(|v| {
+        text.match_indices(v).any(|(at, _)| {
+            let rest = &text[at + v.len()..];
+            rest.starts_with('=') || rest.starts_with("+=")
+        })
+    })
 }
 
 /// Whether a file is one a session starts from: shell startup and environment files, and
@@ -382,9 +387,15 @@ pub fn assigns_guard_variable(text: &str) -> bool {
 pub fn is_startup_file(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     let dotfile = name.starts_with('.')
-        && ["rc", "profile", "env", "login", "logout"]
-            .iter()
-            .any(|k| name.contains(k));
+        && [
+            "rc", "profile", "env", "login", "logout", "bash", "zsh", "aliases",
+        ]
+        .iter()
+        .any(|k| name.contains(k));
+    // `~/.bashrc.d/x`, `/etc/profile.d/x`: every `*.d/` snippet folder a startup file reads.
+    let snippet = path.split('/').rev().skip(1).any(|dir| {
+        dir.ends_with(".d") && (dir.starts_with('.') || is_startup_file(dir.trim_end_matches(".d")))
+    });
     let script = [".sh", ".bash", ".zsh", ".env", ".envrc", ".fish"]
         .iter()
         .any(|e| name.ends_with(e));
@@ -397,7 +408,17 @@ pub fn is_startup_file(path: &str) -> bool {
             | "hooks.json"
             | "config.toml"
     );
-    dotfile || script || named || path.contains("/profile.d/") || path.contains("/environment.d/")
+    dotfile
+        || script
+        || named
+        || snippet
+        || path.contains("/profile.d/")
+        || path.contains("/environment.d/")
+        || path.contains("/fish/")
+        || matches!(
+            name,
+            "profile" | "bash.bashrc" | "bashrc" | "zshenv" | "zshrc" | "zprofile"
+        )
 }
 
 /// `systemctl --user set-environment MESH_GUARD_OVERRIDE=x`, `tmux setenv -g …`,
@@ -513,6 +534,12 @@ mod tests {
             ".envrc",
             "/root/.claude/settings.json",
             "/etc/profile.d/a",
+            "/root/.bash_aliases",
+            "/etc/profile",
+            "/etc/bash.bashrc",
+            "/root/.bashrc.d/extra",
+            "/etc/zsh/zshenv",
+            "/root/.config/fish/conf.d/x.fish",
         ] {
             assert!(is_startup_file(path), "{path}");
         }
@@ -558,6 +585,15 @@ mod tests {
         assert_eq!(p.expand_tilde("~nosuchuser0/x"), format!("{UNKNOWN}/x"));
         assert_eq!(p.expand_tilde("~-/x"), format!("{UNKNOWN}/x"));
         assert_eq!(p.expand_tilde("a~/x"), "a~/x");
+    }
+
+    #[test]
+    fn the_append_form_assigns() {
+        assert!(assigns_guard_variable("export MESH_GUARD_OVERRIDE+=x"));
+        assert!(assigns_guard_variable("MESH_GUARD_DB=/tmp/x"));
+        assert!(!assigns_guard_variable(
+            "see MESH_GUARD_OVERRIDE in the README"
+        ));
     }
 
     #[test]

@@ -54,11 +54,72 @@ pub fn answer_refusal(
     if instead.is_empty() && !refusal.shape.is_empty() {
         refused.shape = refusal.shape.clone();
     }
+    // Every row of a session with an override carries its scope (decision 0015).
+    if override_reason().is_some() {
+        refused.scope = scope_text();
+    }
     let overridable = !matches!(refusal.rule, Rule::Override | Rule::SelfProtection);
+    let planted = match (override_reason(), overridable) {
+        (Some(_), true) => crate::usetime::find(
+            &crate::usetime::OVERRIDE_VARIABLES,
+            event_cwd(event).as_deref(),
+        ),
+        _ => None,
+    };
+    if let Some(planted) = planted {
+        // Recorded as an attempt, never as the operator's override (decision 0008).
+        let mut attempt = refused.clone();
+        attempt.kind = Kind::OverrideAttempt;
+        attempt.reason = planted_reason(&planted);
+        let text = joined(&planted_message(&planted, false), message);
+        let note = append(paths, &attempt).err().map(|_| {
+            "mesh-guard: this refusal could not be recorded in the audit database".to_string()
+        });
+        return refuse(event.agent, &text, note.as_deref());
+    }
+    // A scoped override (decision 0015) covers only what its scope names; a malformed
+    // scope covers nothing.
+    let scope = match (override_reason(), overridable) {
+        (Some(_), true) => crate::scope::from_env(),
+        _ => None,
+    };
+    let uncovered = match &scope {
+        Some(Err(e)) => Some(format!(
+            "its scope ({}) is malformed: {e}",
+            crate::scope::SCOPE_VAR
+        )),
+        Some(Ok(scope)) => {
+            let others = every_target(paths, event, &command);
+            let all: Vec<&Refusal> = std::iter::once(refusal).chain(others.iter()).collect();
+            scope
+                .covers(&all, crate::record::now_ms())
+                .err()
+                .map(|why| {
+                    format!(
+                        "it does not cover this command ({why}); it covers `{}`",
+                        scope.shown()
+                    )
+                })
+        }
+        None => None,
+    };
+    if let Some(why) = uncovered {
+        refused.reason = format!("override not honoured: {why}");
+        refused.scope = scope_text();
+        let text = joined(
+            &format!("The operator's override was not honoured: {why}."),
+            message,
+        );
+        let note = append(paths, &refused).err().map(|_| {
+            "mesh-guard: this refusal could not be recorded in the audit database".to_string()
+        });
+        return refuse(event.agent, &text, note.as_deref());
+    }
     if let (Some(reason), true) = (override_reason(), overridable) {
         let mut honoured = refused.clone();
         honoured.kind = Kind::Override;
         honoured.reason = reason;
+        honoured.scope = scope_text();
         // The override is honoured only once its row is durably written.
         match append(paths, &honoured) {
             Ok(()) => return 0,
@@ -85,6 +146,120 @@ pub fn answer_refusal(
     refuse(event.agent, message, note.as_deref())
 }
 
+/// The override's scope as the record keeps it: as the operator wrote it, even malformed.
+fn scope_text() -> String {
+    std::env::var_os(crate::scope::SCOPE_VAR)
+        .map(|v| v.to_string_lossy().chars().take(1000).collect())
+        .unwrap_or_default()
+}
+
+/// Every mesh object the event's command reaches (only asked under a scoped override).
+fn every_target(paths: &Paths, event: &Event, command: &str) -> Vec<Refusal> {
+    if !matches!(event.action, hook::Action::Shell { .. }) {
+        return Vec::new();
+    }
+    let Ok(rules) = crate::rules::Rules::load(paths.rules.as_deref()) else {
+        return Vec::new();
+    };
+    let catalog = paths.lazy_catalog();
+    let protected = paths.protected(event_cwd(event));
+    crate::decide::Guard {
+        rules: &rules,
+        catalog: &catalog,
+        protected: &protected,
+    }
+    .every_target(command)
+}
+
+/// A note put before a refusal's message, the whole kept under the contract's 1,000
+/// characters: the note is what the operator must read, so the message's tail gives way.
+fn joined(note: &str, message: &str) -> String {
+    const LIMIT: usize = 999;
+    let text = format!("{note} {message}");
+    if text.chars().count() <= LIMIT {
+        return text;
+    }
+    let mut cut: String = text.chars().take(LIMIT - 1).collect();
+    cut.push('…');
+    cut
+}
+
+fn event_cwd(event: &Event) -> Option<std::path::PathBuf> {
+    Some(std::path::PathBuf::from(&event.cwd)).filter(|p| p.is_absolute())
+}
+
+/// What the record says of a planted variable: where it came from, and its value (the
+/// agent's own words, never shown as the operator's reason).
+fn planted_reason(planted: &crate::usetime::Planted) -> String {
+    let value = std::env::var(planted.variable).unwrap_or_default();
+    format!(
+        "not honoured: {} is also set by {}, a file the agent can write; value: {}",
+        planted.variable,
+        planted.shown_file(),
+        value.chars().take(200).collect::<String>()
+    )
+}
+
+/// The refusal's words to the operator. `every` says that every command is refused.
+fn planted_message(planted: &crate::usetime::Planted, every: bool) -> String {
+    let scope = if every {
+        "mesh-guard refuses every command until then"
+    } else {
+        "the override is not honoured"
+    };
+    format!(
+        "Tell the operator: {} is set by {}, a file the agent can write, so it is not the operator's and {scope}. Operator: remove it from that file, and set it only in the environment you start the session from. Do not change that file or work round this.",
+        planted.variable,
+        planted.shown_file()
+    )
+}
+
+/// A guard variable that chooses the guard's binary or files, planted by a file the agent
+/// can write: every command is refused and the attempt recorded, in the record the
+/// variable did not choose.
+pub fn answer_planted(paths: &Paths, event: &Event, planted: &crate::usetime::Planted) -> i32 {
+    let command = match &event.action {
+        hook::Action::Shell { command } => command.clone(),
+        hook::Action::WriteFile { path, .. } => format!("write {path}"),
+        hook::Action::Other => String::new(),
+    };
+    let mut attempt = row(Kind::OverrideAttempt, event, &command);
+    attempt.rule = Rule::Override.id().to_string();
+    attempt.target = planted.file.display().to_string();
+    attempt.reason = planted_reason(planted);
+    let trusted = trusted_paths(paths, planted, event_cwd(event).as_deref());
+    let note = append(&trusted, &attempt).err().map(|_| {
+        "mesh-guard: this refusal could not be recorded in the audit database".to_string()
+    });
+    let message = format!(
+        "{} Other tools that do not run commands or write files still work.",
+        planted_message(planted, true)
+    );
+    refuse(event.agent, &message, note.as_deref())
+}
+
+/// The paths with a planted `MESH_GUARD_DB` replaced by the default: the record the
+/// agent chose is not where an operator looks.
+fn trusted_paths(
+    paths: &Paths,
+    planted: &crate::usetime::Planted,
+    cwd: Option<&std::path::Path>,
+) -> Paths {
+    // Another variable may have been found first: the record's is looked for on its own.
+    let db_planted = planted.variable == "MESH_GUARD_DB"
+        || crate::usetime::find(&["MESH_GUARD_DB"], cwd).is_some();
+    let planted_db = db_planted
+        && std::env::var_os("MESH_GUARD_DB").is_some_and(|v| std::path::Path::new(&v) == paths.db);
+    if planted_db {
+        Paths {
+            db: Paths::resolve(None, None, None).db,
+            ..paths.clone()
+        }
+    } else {
+        paths.clone()
+    }
+}
+
 /// The SessionStart hook: records a session started with an override, and gives the agent
 /// the mesh's "instead of" table so it knows the tools before it reaches for ssh.
 pub fn start(paths: &Paths, choice: AgentChoice) -> i32 {
@@ -100,12 +275,51 @@ pub fn start(paths: &Paths, choice: AgentChoice) -> i32 {
     };
     let agent = choice.fallback().name();
     let mut code = 0;
-    if let Some(reason) = override_reason() {
+    // A session whose override (or guard variable) a file the agent can write also sets
+    // is recorded as an attempt, not as the operator's start (decision 0008).
+    let cwd = Some(std::path::PathBuf::from(field("cwd"))).filter(|p| p.is_absolute());
+    let planted = if override_reason().is_some()
+        || !crate::usetime::present(&crate::usetime::PATH_VARIABLES).is_empty()
+    {
+        let names: Vec<&'static str> = crate::usetime::OVERRIDE_VARIABLES
+            .iter()
+            .chain(crate::usetime::PATH_VARIABLES.iter())
+            .copied()
+            .collect();
+        crate::usetime::find(&names, cwd.as_deref())
+    } else {
+        None
+    };
+    if let Some(planted) = &planted {
+        let mut row = Row::now(Kind::OverrideAttempt);
+        row.agent = agent.to_string();
+        row.session_id = field("session_id");
+        row.cwd = field("cwd");
+        row.rule = Rule::Override.id().to_string();
+        row.target = planted.file.display().to_string();
+        row.reason = planted_reason(planted);
+        if append(&trusted_paths(paths, planted, cwd.as_deref()), &row).is_err() {
+            eprintln!("mesh-guard: this session's planted guard variable could not be recorded");
+        }
+        eprintln!(
+            "mesh-guard: {}",
+            planted_message(
+                planted,
+                crate::usetime::PATH_VARIABLES.contains(&planted.variable)
+            )
+        );
+    } else if let Some(reason) = override_reason() {
         let mut row = Row::now(Kind::SessionStart);
         row.agent = agent.to_string();
         row.session_id = field("session_id");
         row.cwd = field("cwd");
         row.reason = reason;
+        row.scope = scope_text();
+        if let Some(Err(e)) = crate::scope::from_env() {
+            eprintln!(
+                "mesh-guard: the override's scope is malformed ({e}); no command will pass under it"
+            );
+        }
         if let Err(e) = append(paths, &row) {
             eprintln!(
                 "mesh-guard: the session's override could not be recorded ({e}); it will not be honoured"

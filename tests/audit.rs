@@ -26,6 +26,7 @@ fn row(id: i64, kind: Kind, command: &str) -> Row {
             tools: vec!["mesh exec atlas".into(), "mesh logs, controller".into()],
             shape: "ssh <machine>".into(),
             reason: String::new(),
+            scope: String::new(),
         },
     }
 }

@@ -24,6 +24,7 @@ fn event(kind: Kind, session: &str, command: &str, time_ms: i64) -> Event {
         tools: vec!["mesh exec atlas".into(), "mesh logs controller".into()],
         shape: String::new(),
         reason: String::new(),
+        scope: String::new(),
     }
 }
 

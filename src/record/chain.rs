@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 pub(crate) const GENESIS: [u8; 32] = [0; 32];
 
 /// The row encoding written by this version. Format 1 rows (schema 1) have no `shape`.
-pub(crate) const FORMAT_CURRENT: i64 = 2;
+pub(crate) const FORMAT_CURRENT: i64 = 3;
 
 /// Separates this hash from any other SHA-256 over similar bytes, and names the encoding.
 const DOMAIN: &[u8] = b"mesh-guard/record/row";
@@ -34,6 +34,7 @@ pub(crate) struct Fields<'a> {
     pub tools: &'a [String],
     pub shape: &'a str,
     pub reason: &'a str,
+    pub scope: &'a str,
 }
 
 /// The hash of a row in `format`, or `None` when no row of that format could hold these fields
@@ -41,7 +42,9 @@ pub(crate) struct Fields<'a> {
 pub(crate) fn row_hash(format: i64, prev: &[u8], f: &Fields<'_>) -> Option<[u8; 32]> {
     match format {
         1 if !f.shape.is_empty() => return None,
-        1 | 2 => {}
+        // Rows from before the scope column cannot have one.
+        1 | 2 if !f.scope.is_empty() => return None,
+        1..=3 => {}
         _ => return None,
     }
     let mut h = Sha256::new();
@@ -74,6 +77,9 @@ pub(crate) fn row_hash(format: i64, prev: &[u8], f: &Fields<'_>) -> Option<[u8; 
         bytes(&mut h, f.shape.as_bytes());
     }
     bytes(&mut h, f.reason.as_bytes());
+    if format >= 3 {
+        bytes(&mut h, f.scope.as_bytes());
+    }
     Some(h.finalize().into())
 }
 
@@ -224,6 +230,7 @@ mod tests {
             tools: &[],
             shape: "",
             reason: "",
+            scope: "",
         }
     }
 
@@ -272,7 +279,18 @@ mod tests {
         assert!(row_hash(1, &GENESIS, &f).is_some());
         f.shape = "docker inspect <container>";
         assert!(row_hash(1, &GENESIS, &f).is_none());
-        assert!(row_hash(3, &GENESIS, &fields(1, "x")).is_none());
+        assert!(row_hash(4, &GENESIS, &fields(1, "x")).is_none());
+    }
+
+    #[test]
+    fn only_format_three_holds_a_scope_and_hashes_it() {
+        let mut f = fields(1, "x");
+        f.scope = "machine:atlas";
+        assert!(row_hash(2, &GENESIS, &f).is_none());
+        let mut g = fields(1, "x");
+        g.scope = "machine:orion";
+        assert_ne!(row_hash(3, &GENESIS, &f), row_hash(3, &GENESIS, &g));
+        assert!(row_hash(3, &GENESIS, &f).is_some());
     }
 
     #[test]

@@ -96,6 +96,9 @@ pub struct Event {
     pub shape: String,
     /// The operator's override reason, for override kinds.
     pub reason: String,
+    /// The override's scope (`MESH_GUARD_OVERRIDE_SCOPE`) as the operator wrote it; empty when
+    /// the override covers the whole session or there is none.
+    pub scope: String,
 }
 
 impl Event {
@@ -120,6 +123,7 @@ impl Event {
             tools: Vec::new(),
             shape: String::new(),
             reason: String::new(),
+            scope: String::new(),
         }
     }
 }
@@ -318,8 +322,8 @@ impl Store {
         // filled in once the id is known, inside the same transaction.
         tx.prepare_cached(
             "INSERT INTO events (time_ms, kind, agent, session_id, tool_use_id, cwd, user, host,
-                command, rule, target, tools, shape, reason, format, prev_hash, hash)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, x'')",
+                command, rule, target, tools, shape, reason, format, prev_hash, scope, hash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, x'')",
         )
         .and_then(|mut st| {
             st.execute(params![
@@ -339,6 +343,7 @@ impl Store {
                 event.reason,
                 chain::FORMAT_CURRENT,
                 prev,
+                event.scope,
             ])
         })
         .map_err(err)?;
@@ -363,7 +368,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT id, time_ms, kind, agent, session_id, tool_use_id, cwd, user, host,
-                    command, rule, target, tools, shape, reason, format, prev_hash, hash
+                    command, rule, target, tools, shape, reason, format, prev_hash, hash, scope
                  FROM events ORDER BY id",
             )
             .map_err(|e| self.err(&e))?;
@@ -389,7 +394,7 @@ impl Store {
     pub fn query(&self, filter: &Filter) -> Result<Vec<Row>, RecordError> {
         let mut sql = String::from(
             "SELECT id, time_ms, kind, agent, session_id, tool_use_id, cwd, user, host, command,
-                rule, target, tools, shape, reason, hash
+                rule, target, tools, shape, reason, hash, scope
              FROM events WHERE 1 = 1",
         );
         let mut args: Vec<rusqlite::types::Value> = Vec::new();
@@ -467,6 +472,7 @@ fn fields(id: i64, e: &Event) -> chain::Fields<'_> {
         tools: &e.tools,
         shape: &e.shape,
         reason: &e.reason,
+        scope: &e.scope,
     }
 }
 
@@ -501,10 +507,12 @@ fn link(r: &rusqlite::Row<'_>) -> rusqlite::Result<chain::Link> {
     for i in 2..=14 {
         texts.push(text(r.get_ref(i)?));
     }
+    let scope = text(r.get_ref(18)?);
     let sound = (|| {
         let time_ms = int(1).ok()??;
         let format = int(15).ok()??;
         let t: Vec<String> = texts.into_iter().collect::<Option<_>>()?;
+        let scope = scope?;
         let [
             kind,
             agent,
@@ -540,6 +548,7 @@ fn link(r: &rusqlite::Row<'_>) -> rusqlite::Result<chain::Link> {
             tools: &tools,
             shape,
             reason,
+            scope: &scope,
         };
         let want = chain::row_hash(format, &prev, &f)?;
         Some(want.as_slice() == hash.as_slice())
@@ -559,6 +568,7 @@ struct RawRow {
     time_ms: i64,
     strings: [String; 13],
     hash: Vec<u8>,
+    scope: String,
 }
 
 fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
@@ -571,6 +581,7 @@ fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
         time_ms: r.get(1)?,
         strings,
         hash: blob(r.get_ref(15)?),
+        scope: r.get(16)?,
     })
 }
 
@@ -616,6 +627,7 @@ impl RawRow {
                 tools,
                 shape,
                 reason,
+                scope: self.scope,
             },
         })
     }

@@ -38,8 +38,13 @@ CREATE INDEX events_kind_time ON events(kind, time_ms);
 CREATE INDEX events_session ON events(session_id);
 ";
 
+/// Schema 3: the scope of the operator's override (decision 0015), hashed by row format 3.
+const SCHEMA_3: &str = "
+ALTER TABLE events ADD COLUMN scope TEXT NOT NULL DEFAULT '';
+";
+
 /// `STEPS[n]` takes a database from schema `n` to `n + 1`; schema 0 is an empty file.
-const STEPS: &[&str] = &[SCHEMA_1, SCHEMA_2];
+const STEPS: &[&str] = &[SCHEMA_1, SCHEMA_2, SCHEMA_3];
 
 /// The schema this version writes.
 pub(crate) const LATEST: i64 = STEPS.len() as i64;

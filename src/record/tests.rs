@@ -42,6 +42,7 @@ fn sample(kind: Kind, command: &str) -> Event {
         tools: vec!["mesh exec".into()],
         shape: String::new(),
         reason: String::new(),
+        scope: String::new(),
     }
 }
 

@@ -1,0 +1,383 @@
+//! Use-time protection (decision 0008, layer 1): a guard variable in the hook's own
+//! environment is the operator's only if no file the agent can write also sets it.
+//!
+//! Spotting the write that plants a variable cannot win (the agent can run any code), so
+//! the hook looks, when it is about to use a variable, at every file that could have put
+//! it into its environment: Claude Code's settings (`env`), the shell startup files and
+//! their `*.d/` folders, `/etc/environment`, environment.d, pam_env and the `.env` files
+//! Gemini CLI loads. It reads them only when one of the variables is present, so the
+//! common path reads no extra file.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The variables that grant the override.
+pub const OVERRIDE_VARIABLES: [&str; 2] = ["MESH_GUARD_OVERRIDE", "MESH_GUARD_OVERRIDE_SCOPE"];
+/// The variables that choose the guard's binary and files: planted, they could point it
+/// at an empty catalog and let everything pass.
+pub const PATH_VARIABLES: [&str; 4] = [
+    "MESH_GUARD_BIN",
+    "MESH_GUARD_CATALOG",
+    "MESH_GUARD_DB",
+    "MESH_GUARD_RULES",
+];
+
+/// Past this a file is not read further and counts as setting the variable: its tail
+/// could, and the hook must answer quickly.
+const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// The longest file name a refusal shows.
+const MAX_SHOWN: usize = 120;
+/// Entries read from one `*.d/` folder; a folder with more counts as setting it.
+const MAX_DIR_ENTRIES: usize = 256;
+
+/// A guard variable present in the environment that a file the agent can write also sets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planted {
+    pub variable: &'static str,
+    pub file: PathBuf,
+}
+
+impl Planted {
+    /// The file as the operator knows it: `~/…` under the home directory.
+    pub fn shown_file(&self) -> String {
+        // The refusal stays under 1,000 characters: a deep project path keeps its tail.
+        let full = shown(&self.file);
+        let count = full.chars().count();
+        if count <= MAX_SHOWN {
+            return full;
+        }
+        let tail: String = full.chars().skip(count - MAX_SHOWN).collect();
+        format!("…{tail}")
+    }
+}
+
+pub fn shown(file: &Path) -> String {
+    match std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| file.strip_prefix(&h).ok().map(Path::to_path_buf))
+    {
+        Some(rest) => format!("~/{}", rest.display()),
+        None => file.display().to_string(),
+    }
+}
+
+/// The variables of `names` present in this process's environment (no file is read).
+pub fn present(names: &[&'static str]) -> Vec<&'static str> {
+    names
+        .iter()
+        .copied()
+        .filter(|n| std::env::var_os(n).is_some())
+        .collect()
+}
+
+/// The first file the agent can write that sets one of the `names` present in this
+/// process's environment. `cwd` is the event's: its ancestors are project roots.
+pub fn find(names: &[&'static str], cwd: Option<&Path>) -> Option<Planted> {
+    let present = present(names);
+    if present.is_empty() {
+        return None;
+    }
+    let uid = effective_uid();
+    for (file, format) in sources(cwd) {
+        if uid != 0 && !agent_can_write(&file, uid) {
+            continue;
+        }
+        let Some(text) = read_bounded(&file) else {
+            continue;
+        };
+        if let Some(variable) = present.iter().find(|v| sets(format, &text, v)) {
+            return Some(Planted { variable, file });
+        }
+    }
+    None
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// A Claude Code settings file: its `env` object.
+    Settings,
+    /// Anything a shell or an environment loader reads: any mention of the name.
+    Text,
+}
+
+/// What a file holds: its text, or for an over-long file one that mentions everything.
+enum Read {
+    Text(String),
+    TooLong,
+}
+
+fn read_bounded(file: &Path) -> Option<Read> {
+    use std::io::Read as _;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let kind = std::fs::metadata(file).ok()?.file_type();
+    if kind.is_char_device() {
+        // A dotfile linked to /dev/null holds nothing.
+        return None;
+    }
+    if !kind.is_file() {
+        // A folder here is one too big to list (`listing`); a pipe or socket could feed a
+        // shell anything, and opening one could wait forever. Either counts.
+        return Some(Read::TooLong);
+    }
+    // Non-blocking, so a file swapped for a pipe after the check above cannot hang the hook.
+    const O_NONBLOCK: i32 = 0o4000;
+    let handle = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(file)
+        .ok()?;
+    if !handle.metadata().ok()?.is_file() {
+        return Some(Read::TooLong);
+    }
+    let mut bytes = Vec::new();
+    handle
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Some(Read::TooLong);
+    }
+    Some(Read::Text(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+fn sets(format: Format, read: &Read, variable: &str) -> bool {
+    let text = match read {
+        Read::TooLong => return true,
+        Read::Text(text) => text,
+    };
+    if format == Format::Settings
+        && let Ok(json) = serde_json::from_str::<serde_json::Value>(text)
+    {
+        return json
+            .get("env")
+            .and_then(|e| e.as_object())
+            .is_some_and(|env| env.contains_key(variable));
+    }
+    // Unreadable JSON is read as text: what Claude Code makes of it is not ours to guess.
+    mentions(text, variable)
+}
+
+/// Whether text names `variable` in any way a shell could set it: the name itself with any
+/// operator (`=`, `+=`, `export NAME`, fish's `set -x NAME`), in any letter case (`${n^^}`),
+/// or a leading piece of it that the rest could be glued to (`MESH_GUARD_OVER""RIDE`,
+/// `MESH_GUARD_$x`). Another variable whose name only starts the same (`…_OVERRIDE_X`)
+/// does not count.
+pub fn mentions(text: &str, variable: &str) -> bool {
+    const STEM: &str = "mesh_guard";
+    let lower = text.to_ascii_lowercase();
+    let variable = variable.to_ascii_lowercase();
+    lower.match_indices(STEM).any(|(at, _)| {
+        let word: String = lower[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let glued_before = lower[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        !glued_before && variable.starts_with(&word)
+    })
+}
+
+/// Every file that could have set a variable in the hook's environment.
+fn sources(cwd: Option<&Path>) -> Vec<(PathBuf, Format)> {
+    let mut out = Vec::new();
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let settings_in = |dir: &Path, out: &mut Vec<(PathBuf, Format)>| {
+        for name in ["settings.json", "settings.local.json"] {
+            out.push((dir.join(name), Format::Settings));
+        }
+    };
+    // Claude Code: user, CLAUDE_CONFIG_DIR, managed, then every project root.
+    if let Some(home) = &home {
+        settings_in(&home.join(".claude"), &mut out);
+    }
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        for file in listing(Path::new(&dir)) {
+            let name = file.file_name().unwrap_or_default().to_string_lossy();
+            if name.starts_with("settings") && name.ends_with(".json") {
+                out.push((file, Format::Settings));
+            }
+        }
+    }
+    out.push((
+        PathBuf::from("/etc/claude-code/managed-settings.json"),
+        Format::Settings,
+    ));
+    for file in listing(Path::new("/etc/claude-code/managed-settings.d")) {
+        out.push((file, Format::Settings));
+    }
+    let project = std::env::var_os("CLAUDE_PROJECT_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
+    let roots: Vec<PathBuf> = project
+        .iter()
+        .cloned()
+        .chain(
+            cwd.into_iter()
+                .flat_map(|c| c.ancestors().map(Path::to_path_buf)),
+        )
+        .collect();
+    for root in &roots {
+        settings_in(&root.join(".claude"), &mut out);
+        // Gemini CLI loads the nearest `.gemini/.env` or `.env` into its own environment.
+        out.push((root.join(".gemini/.env"), Format::Text));
+        out.push((root.join(".env"), Format::Text));
+    }
+    // Shell startup and environment files, with their snippet folders.
+    let text = |file: PathBuf, out: &mut Vec<(PathBuf, Format)>| {
+        let folder = PathBuf::from(format!("{}.d", file.display()));
+        out.push((file, Format::Text));
+        out.extend(listing(&folder).into_iter().map(|f| (f, Format::Text)));
+    };
+    if let Some(home) = &home {
+        for name in [
+            ".bashrc",
+            ".bash_profile",
+            ".bash_login",
+            ".bash_logout",
+            ".bash_aliases",
+            ".profile",
+            ".zshrc",
+            ".zshenv",
+            ".zprofile",
+            ".zlogin",
+            ".kshrc",
+            ".mkshrc",
+            ".pam_environment",
+            ".env",
+            ".gemini/.env",
+            ".config/fish/config.fish",
+        ] {
+            text(home.join(name), &mut out);
+        }
+        for folder in [".config/environment.d", ".config/fish/conf.d", ".profile.d"] {
+            out.extend(
+                listing(&home.join(folder))
+                    .into_iter()
+                    .map(|f| (f, Format::Text)),
+            );
+        }
+    }
+    if let Some(zdotdir) = std::env::var_os("ZDOTDIR").filter(|d| !d.is_empty()) {
+        for name in [".zshrc", ".zshenv", ".zprofile", ".zlogin"] {
+            text(Path::new(&zdotdir).join(name), &mut out);
+        }
+    }
+    for file in [
+        "/etc/profile",
+        "/etc/bash.bashrc",
+        "/etc/bashrc",
+        "/etc/environment",
+        "/etc/zshenv",
+        "/etc/zshrc",
+        "/etc/zprofile",
+        "/etc/zsh/zshenv",
+        "/etc/zsh/zshrc",
+        "/etc/zsh/zprofile",
+        "/etc/security/pam_env.conf",
+        "/etc/fish/config.fish",
+    ] {
+        text(PathBuf::from(file), &mut out);
+    }
+    for folder in ["/etc/environment.d", "/etc/fish/conf.d"] {
+        out.extend(
+            listing(Path::new(folder))
+                .into_iter()
+                .map(|f| (f, Format::Text)),
+        );
+    }
+    out
+}
+
+/// A folder's entries (one level), or, past the bound, the folder itself, which the
+/// caller cannot read and so fails closed on: see `find`.
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .take(MAX_DIR_ENTRIES + 1)
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    if files.len() > MAX_DIR_ENTRIES {
+        return vec![dir.to_path_buf()];
+    }
+    files.sort();
+    files
+}
+
+/// This process's user (root, for whom every file is writable, counts every file). Unknown
+/// counts as root: every file then counts.
+fn effective_uid() -> u32 {
+    std::fs::metadata("/proc/self").map_or(0, |m| m.uid())
+}
+
+/// Whether the agent's user could change the file: write it, or replace it in its
+/// folder. Group and other write bits count whatever the groups, erring toward "can".
+fn agent_can_write(file: &Path, uid: u32) -> bool {
+    let writable = |p: &Path| {
+        std::fs::metadata(p)
+            .is_ok_and(|m| (m.uid() == uid && m.mode() & 0o200 != 0) || m.mode() & 0o022 != 0)
+    };
+    writable(file) || file.parent().is_some_and(writable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_every_way_a_shell_sets_it() {
+        let v = "MESH_GUARD_OVERRIDE";
+        for text in [
+            "export MESH_GUARD_OVERRIDE=1",
+            "export MESH_GUARD_OVERRIDE+=x",
+            "set -gx MESH_GUARD_OVERRIDE yes",
+            "n=mesh_guard_override; export \"${n^^}=1\"",
+            "declare -x \"MESH_GUARD_OVER\"\"RIDE=1\"",
+            "export MESH_GUARD_$x=1",
+            "MESH_GUARD_OVERRIDE",
+        ] {
+            assert!(mentions(text, v), "{text}");
+        }
+        for text in [
+            "export PATH=$HOME/bin:$PATH",
+            "export MESH_GUARD_OVERRIDE_X=1",
+            "export MESH_GUARD_BIN=/usr/bin/mesh-guard",
+            "XMESH_GUARD_OVERRIDE=1",
+        ] {
+            assert!(!mentions(text, v), "{text}");
+        }
+    }
+
+    #[test]
+    fn settings_count_their_env_only() {
+        let set = Read::Text(r#"{"env":{"MESH_GUARD_OVERRIDE":"x"}}"#.into());
+        let elsewhere =
+            Read::Text(r#"{"permissions":{"allow":["Bash(MESH_GUARD_OVERRIDE)"]}}"#.into());
+        assert!(sets(Format::Settings, &set, "MESH_GUARD_OVERRIDE"));
+        assert!(!sets(Format::Settings, &elsewhere, "MESH_GUARD_OVERRIDE"));
+        let broken = Read::Text(r#"{"env":{"MESH_GUARD_OVERRIDE":"x"},"#.into());
+        assert!(sets(Format::Settings, &broken, "MESH_GUARD_OVERRIDE"));
+        assert!(sets(Format::Text, &Read::TooLong, "MESH_GUARD_DB"));
+    }
+
+    #[test]
+    fn a_pipe_counts_and_does_not_hang() {
+        let dir = std::env::temp_dir().join(format!("mesh-guard-usetime-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join(".bashrc");
+        let _ = std::fs::remove_file(&fifo);
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(
+            made.is_ok_and(|s| s.success()),
+            "mkfifo is needed for this test"
+        );
+        assert!(matches!(read_bounded(&fifo), Some(Read::TooLong)));
+        assert!(read_bounded(Path::new("/dev/null")).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
