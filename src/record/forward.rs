@@ -213,14 +213,20 @@ fn fields<'a>(row: &'a Row, prev_hash: &'a str, record: &'a Path) -> [(&'static 
     ]
 }
 
-fn summary(row: &Row) -> String {
+/// The free-text message. It repeats the id and hashes as `key=value` words because syslog
+/// servers' default file formats keep the message and drop the structured data, and
+/// `audit verify --log` must still read them there.
+fn summary(row: &Row, prev_hash: &str) -> String {
     let e = &row.event;
-    let mut s = format!("mesh-guard {} row {}", e.kind, row.id);
+    let mut s = format!(
+        "mesh-guard {} id={} hash={} prev_hash={prev_hash}",
+        e.kind, row.id, row.hash
+    );
     if !e.rule.is_empty() {
-        s.push_str(&format!(" rule {}", e.rule));
+        s.push_str(&format!(" rule={}", header_word(&e.rule)));
     }
     if !e.target.is_empty() {
-        s.push_str(&format!(" target {}", e.target));
+        s.push_str(&format!(" target={}", header_word(&e.target)));
     }
     s
 }
@@ -242,7 +248,7 @@ pub(crate) fn journald(row: &Row, prev_hash: &str, record: &Path) -> Vec<u8> {
         }
         out.push(b'\n');
     };
-    field("MESSAGE", &summary(row));
+    field("MESSAGE", &summary(row, prev_hash));
     field("PRIORITY", &severity(row).to_string());
     field("SYSLOG_FACILITY", &FACILITY.to_string());
     field("SYSLOG_IDENTIFIER", "mesh-guard");
@@ -275,7 +281,7 @@ pub(crate) fn rfc5424(row: &Row, prev_hash: &str, record: &Path) -> String {
         crate::audit::format_time(e.time_ms, true),
         std::process::id(),
         e.kind.as_str(),
-        summary(row)
+        summary(row, prev_hash)
     )
 }
 

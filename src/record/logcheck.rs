@@ -30,7 +30,7 @@ fn parse_line(line: &str) -> Option<Forwarded> {
     let fields = if trimmed.starts_with('{') {
         json_fields(trimmed)?
     } else {
-        sd_fields(line)?
+        sd_fields(line).or_else(|| message_fields(line))?
     };
     let get = |k: &str| fields.get(k).cloned().unwrap_or_default();
     Some(Forwarded {
@@ -65,6 +65,24 @@ fn json_fields(line: &str) -> Option<BTreeMap<String, String>> {
         out.insert(name.to_ascii_lowercase(), text);
     }
     out.contains_key("id").then_some(out)
+}
+
+/// The `mesh-guard KIND id=N hash=H prev_hash=P` words of the message, for files whose format
+/// kept only the message (rsyslog's default `RSYSLOG_FileFormat` and traditional formats).
+fn message_fields(line: &str) -> Option<BTreeMap<String, String>> {
+    let at = line.find("mesh-guard ")?;
+    let mut words = line[at + "mesh-guard ".len()..].split_whitespace();
+    let kind = words.next()?;
+    let mut out = BTreeMap::new();
+    out.insert("kind".to_string(), kind.to_string());
+    for w in words {
+        if let Some((k, v)) = w.split_once('=')
+            && matches!(k, "id" | "hash" | "prev_hash")
+        {
+            out.insert(k.to_string(), v.to_string());
+        }
+    }
+    (out.contains_key("id") && out.contains_key("hash")).then_some(out)
 }
 
 /// The PARAM="value" pairs of our structured-data element, unescaped.
@@ -198,10 +216,14 @@ mod tests {
             "<84>1 2026-11-30T10:00:00.000Z h mesh-guard 1 refusal [mesh-guard@32473 id=\"3\" kind=\"refusal\" command=\"a \\\"b\\] c\" hash=\"{h}\" prev_hash=\"\" record=\"/d/audit.db\"] mesh-guard refusal\n\
              Nov 30 10:00:00 h mesh-guard[1]: 1 2026-11-30T10:00:00Z h mesh-guard 1 refusal [mesh-guard@32473 id=\"4\" kind=\"refusal\" hash=\"{h}\"] x\n\
              {{\"MESSAGE\":\"x\",\"MESH_GUARD_ID\":\"5\",\"MESH_GUARD_KIND\":\"override\",\"MESH_GUARD_HASH\":\"{h}\",\"MESH_GUARD_COMMAND\":[104,10,105]}}\n\
+             2026-11-30T10:00:00+00:00 h mesh-guard[9]: mesh-guard override id=6 hash={h} prev_hash={h} rule=r\n\
              unrelated line\n"
         );
         let got = parse(&lines);
-        assert_eq!(got.iter().map(|e| e.id).collect::<Vec<_>>(), vec![3, 4, 5]);
+        assert_eq!(
+            got.iter().map(|e| e.id).collect::<Vec<_>>(),
+            vec![3, 4, 5, 6]
+        );
         assert_eq!(got[0].record, "/d/audit.db");
         assert_eq!(got[2].kind, "override");
         assert!(got.iter().all(|e| e.hash == h));
