@@ -12,6 +12,18 @@ use sha2::{Digest, Sha256};
 
 use super::{Event, RecordError};
 
+/// Linux's `O_NOFOLLOW`: another user's link planted at the note's name in a shared temporary
+/// directory must not make the hook append to the file it points at.
+#[cfg(all(target_os = "linux", any(target_arch = "aarch64", target_arch = "arm")))]
+const O_NOFOLLOW: i32 = 0x8000;
+#[cfg(all(
+    target_os = "linux",
+    not(any(target_arch = "aarch64", target_arch = "arm"))
+))]
+const O_NOFOLLOW: i32 = 0x20000;
+#[cfg(not(target_os = "linux"))]
+const O_NOFOLLOW: i32 = 0;
+
 /// At most this much of the notes is carried into the gap row.
 const MAX_NOTE: usize = 4096;
 
@@ -27,7 +39,13 @@ fn note_path(db: &Path) -> PathBuf {
                 .and_then(|l| l.split_whitespace().next().map(str::to_string))
         })
         .unwrap_or_default();
-    std::env::temp_dir().join(format!("mesh-guard-gap-{uid}-{key}"))
+    // The user's runtime directory is private to them; the shared temporary directory is the
+    // fallback, where the note is opened without following links (below).
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|d| d.is_dir())
+        .unwrap_or_else(std::env::temp_dir);
+    base.join(format!("mesh-guard-gap-{uid}-{key}"))
 }
 
 /// Notes that `event` could not be recorded. Best effort: this runs when things are failing.
@@ -43,6 +61,7 @@ pub(crate) fn note(db: &Path, event: &Event, error: &RecordError) {
         .create(true)
         .append(true)
         .mode(0o600)
+        .custom_flags(O_NOFOLLOW)
         .open(note_path(db))
     {
         let _ = f.write_all(line.as_bytes());
