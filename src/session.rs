@@ -291,12 +291,23 @@ fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
             let all = logcheck::parse(&String::from_utf8_lossy(&bytes));
             let ours = std::path::absolute(&paths.db).unwrap_or_else(|_| paths.db.clone());
             let ours = ours.display().to_string();
-            // Events from other records (other users, other databases) in the same file.
-            Some(
-                all.into_iter()
-                    .filter(|e| e.record.is_empty() || e.record == ours)
-                    .collect::<Vec<_>>(),
-            )
+            // Events from other records (other users, other databases) in the same file are left
+            // out; a log where no event names this path (the record was moved, or reached
+            // through another path) is taken whole, and that is said.
+            let mine: Vec<_> = all
+                .iter()
+                .filter(|e| e.record.is_empty() || e.record == ours)
+                .cloned()
+                .collect();
+            if mine.is_empty() && !all.is_empty() {
+                eprintln!(
+                    "mesh-guard: no event in the log names {ours}; comparing all {} mesh-guard events",
+                    all.len()
+                );
+                Some(all)
+            } else {
+                Some(mine)
+            }
         }
         Some(Err(e)) => {
             eprintln!(

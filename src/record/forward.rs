@@ -209,7 +209,14 @@ fn fields<'a>(row: &'a Row, prev_hash: &'a str, record: &'a Path) -> [(&'static 
         ("REASON", e.reason.clone()),
         ("AGENT", e.agent.clone()),
         ("USER", e.user.clone()),
-        ("RECORD", record.display().to_string()),
+        // Absolute, so `verify --log` run from anywhere finds this record's events.
+        (
+            "RECORD",
+            std::path::absolute(record)
+                .unwrap_or_else(|_| record.to_path_buf())
+                .display()
+                .to_string(),
+        ),
     ]
 }
 
