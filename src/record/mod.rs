@@ -513,7 +513,7 @@ impl Store {
             count: u64::try_from(head - id + 1).unwrap_or(0),
             hash: chain::hex(&first),
         }
-        .write(&anchor::path_for(&self.path));
+        .write_durably(&anchor::path_for(&self.path));
         let row = Row {
             id,
             hash: chain::hex(&hash),
