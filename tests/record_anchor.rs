@@ -284,3 +284,53 @@ fn the_record_is_private_to_its_user() {
     refuse(&db, "none", "ssh atlas uptime");
     assert_eq!(mode(&db), 0o600);
 }
+
+#[test]
+fn the_catalog_record_table_sets_forwarding_and_rejects_unknown_keys() {
+    let dir = Scratch::new("catalog-record");
+    let base = std::fs::read_to_string(example_catalog()).unwrap();
+    let good = dir.write(
+        "good.toml",
+        &format!("{base}\n[record]\nsyslog = \"udp://127.0.0.1:514\"\n"),
+    );
+    let catalog = mesh_guard::catalog::load(&good).unwrap();
+    assert_eq!(catalog.syslog(), Some("udp://127.0.0.1:514"));
+    for bad in [
+        "[record]\nsyslog = \"udp://127.0.0.1:514\"\nspool = \"/x\"\n",
+        "[record]\nsyslog = \"carrier-pigeon\"\n",
+    ] {
+        let file = dir.write("bad.toml", &format!("{base}\n{bad}"));
+        let errors = mesh_guard::catalog::load(&file).unwrap_err();
+        assert!(errors.iter().any(|e| e.line.is_some()), "{bad}: {errors:?}");
+    }
+}
+
+#[test]
+fn the_catalog_target_is_used_when_the_environment_says_nothing() {
+    let dir = Scratch::new("catalog-target");
+    let socket = dir.path("log.sock");
+    let server = UnixDatagram::bind(&socket).unwrap();
+    server
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let base = std::fs::read_to_string(example_catalog()).unwrap();
+    let catalog = dir.write(
+        "catalog.toml",
+        &format!("{base}\n[record]\nsyslog = \"unix:{}\"\n", socket.display()),
+    );
+    let db = dir.path("rec/audit.db");
+    let out = run_env(
+        &["hook"],
+        &[
+            ("MESH_GUARD_CATALOG", catalog.to_string_lossy().into_owned()),
+            ("MESH_GUARD_DB", db.to_string_lossy().into_owned()),
+        ],
+        &bash_event("ssh atlas uptime"),
+    );
+    assert_eq!(out.code, 2);
+    let mut buf = vec![0u8; 65536];
+    let n = server.recv(&mut buf).unwrap();
+    let event = String::from_utf8_lossy(&buf[..n]);
+    let (_, hash) = hashes(&db).pop().unwrap();
+    assert!(event.contains(&hash), "{event}");
+}
