@@ -375,6 +375,47 @@ mod tests {
         );
     }
 
+    fn row(command: &str) -> Row {
+        let mut event = crate::record::Event::now(crate::record::Kind::Refusal);
+        event.command = command.to_string();
+        event.rule = "remote-access".into();
+        Row {
+            id: 7,
+            hash: "ab".repeat(32),
+            event,
+        }
+    }
+
+    #[test]
+    fn journald_fields_use_the_binary_form_for_multi_line_values() {
+        let bytes = journald(
+            &row("ssh atlas <<EOF\nuptime\nEOF"),
+            "00",
+            Path::new("/d/a.db"),
+        );
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(text.contains("MESH_GUARD_ID=7\n"), "{text}");
+        assert!(text.contains("MESH_GUARD_RULE=remote-access\n"));
+        assert!(text.contains("SYSLOG_IDENTIFIER=mesh-guard\n"));
+        let at = bytes
+            .windows(19)
+            .position(|w| w == b"MESH_GUARD_COMMAND\n")
+            .unwrap();
+        let len = u64::from_le_bytes(bytes[at + 19..at + 27].try_into().unwrap());
+        assert_eq!(len as usize, "ssh atlas <<EOF\nuptime\nEOF".len());
+    }
+
+    #[test]
+    fn rfc5424_is_one_line_with_the_hash_in_data_and_message() {
+        let line = rfc5424(&row("a\nb ] \"c\""), "00", Path::new("/d/a.db"));
+        assert!(!line.contains('\n'));
+        assert!(line.starts_with("<84>1 "));
+        assert_eq!(line.matches(&"ab".repeat(32)).count(), 2);
+        let parsed = crate::record::logcheck::parse(&line);
+        assert_eq!(parsed.len(), 1);
+        assert_eq!(parsed[0].id, 7);
+    }
+
     #[test]
     fn escaping_keeps_the_structured_data_closed() {
         assert_eq!(sd_escape(r#"a"b]c\d"#), r#"a\"b\]c\\d"#);
