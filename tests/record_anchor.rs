@@ -334,3 +334,60 @@ fn the_catalog_target_is_used_when_the_environment_says_nothing() {
     let (_, hash) = hashes(&db).pop().unwrap();
     assert!(event.contains(&hash), "{event}");
 }
+
+#[test]
+fn a_stream_socket_receives_newline_framed_events() {
+    use std::io::Read;
+    let dir = Scratch::new("forward-stream");
+    let socket = dir.path("stream.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let db = dir.path("rec/audit.db");
+    refuse(
+        &db,
+        &format!("unix:{}", socket.display()),
+        "ssh atlas uptime",
+    );
+    let (mut conn, _) = listener.accept().unwrap();
+    let mut text = String::new();
+    conn.read_to_string(&mut text).unwrap();
+    let (id, hash) = hashes(&db).pop().unwrap();
+    assert!(text.ends_with('\n'), "{text}");
+    assert!(
+        text.contains(&hash) && text.contains(&format!("id=\"{id}\"")),
+        "{text}"
+    );
+}
+
+#[test]
+fn udp_and_tcp_targets_receive_the_event() {
+    use std::io::Read;
+    let dir = Scratch::new("forward-net");
+    let db = dir.path("rec/audit.db");
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    refuse(
+        &db,
+        &format!("udp://{}", udp.local_addr().unwrap()),
+        "ssh atlas uptime",
+    );
+    let mut buf = vec![0u8; 65536];
+    let n = udp.recv(&mut buf).unwrap();
+    let (_, hash) = hashes(&db).pop().unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).contains(&hash));
+
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    refuse(
+        &db,
+        &format!("tcp://{}", tcp.local_addr().unwrap()),
+        "ssh atlas uptime",
+    );
+    let (mut conn, _) = tcp.accept().unwrap();
+    let mut text = String::new();
+    conn.read_to_string(&mut text).unwrap();
+    let (_, hash) = hashes(&db).pop().unwrap();
+    // RFC 6587 octet counting: the length, a space, exactly that many bytes.
+    let (len, msg) = text.split_once(' ').unwrap();
+    assert_eq!(len.parse::<usize>().unwrap(), msg.len());
+    assert!(msg.contains(&hash), "{msg}");
+}

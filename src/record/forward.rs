@@ -114,6 +114,8 @@ pub enum Link {
     Off,
     Journald(UnixDatagram),
     Unix(UnixDatagram),
+    /// A stream socket at a `unix:` path (syslog-ng's `unix-stream()`): newline-framed.
+    UnixStream(std::os::unix::net::UnixStream),
     Udp(UdpSocket),
     Tcp(TcpStream),
 }
@@ -125,7 +127,16 @@ pub fn connect(target: &Target) -> Result<Link, String> {
         Target::None => Link::Off,
         Target::Journald(path) | Target::Unix(path) => {
             let sock = UnixDatagram::unbound().map_err(fail)?;
-            sock.connect(path).map_err(fail)?;
+            match sock.connect(path) {
+                Ok(()) => {}
+                // EPROTOTYPE: the path is a stream socket.
+                Err(e) if e.raw_os_error() == Some(91) && matches!(target, Target::Unix(_)) => {
+                    let stream = std::os::unix::net::UnixStream::connect(path).map_err(fail)?;
+                    stream.set_write_timeout(Some(SEND_TIMEOUT)).map_err(fail)?;
+                    return Ok(Link::UnixStream(stream));
+                }
+                Err(e) => return Err(fail(e)),
+            }
             // A full receive queue drops the event rather than holding the hook.
             sock.set_nonblocking(true).map_err(fail)?;
             match target {
@@ -170,6 +181,11 @@ pub fn send(link: &mut Link, row: &Row, prev_hash: &str, record: &Path) -> Resul
             .send(rfc5424(row, prev_hash, record).as_bytes())
             .map(drop)
             .map_err(io),
+        Link::UnixStream(stream) => {
+            let mut msg = rfc5424(row, prev_hash, record);
+            msg.push('\n');
+            stream.write_all(msg.as_bytes()).map_err(io)
+        }
         Link::Udp(sock) => sock
             .send(rfc5424(row, prev_hash, record).as_bytes())
             .map(drop)
