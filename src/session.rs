@@ -319,7 +319,13 @@ fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
     };
     let mut broken = false;
     if !paths.db.exists() {
-        match anchor::Anchor::read(&anchor::path_for(&paths.db)) {
+        let beside = anchor::Anchor::read(&anchor::path_for(&paths.db));
+        let second = anchor::Anchor::read(&crate::record::second_anchor_path(&paths.db));
+        let found = match (beside, second) {
+            (Ok(None), Ok(Some(a))) => Ok(Some(a)),
+            (beside, _) => beside,
+        };
+        match found {
             Ok(None) if logged.as_ref().is_none_or(|l| l.is_empty()) => {
                 eprintln!(
                     "mesh-guard: no record yet at {} and no anchor (nothing recorded, or both deleted)",
@@ -385,6 +391,20 @@ fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
         other => {
             outln!("{other}");
             broken = true;
+        }
+    }
+    match store.check_second_anchor() {
+        Ok(Some((_, AnchorCheck::Holds(_)))) | Ok(None) => {}
+        Ok(Some((path, found))) => {
+            outln!(
+                "the second anchor ({}) disagrees: {found}; the record was replaced, or its directory hidden and restored",
+                path.display()
+            );
+            broken = true;
+        }
+        Err(e) => {
+            eprintln!("error: {}", e.detail());
+            return 2;
         }
     }
     if let Some(logged) = &logged {

@@ -391,3 +391,21 @@ fn udp_and_tcp_targets_receive_the_event() {
     assert_eq!(len.parse::<usize>().unwrap(), msg.len());
     assert!(msg.contains(&hash), "{msg}");
 }
+
+#[test]
+fn hiding_the_directory_probing_and_restoring_it_shows_at_verify() {
+    let dir = Scratch::new("anchor-hide");
+    let db = dir.path("rec/audit.db");
+    refuse(&db, "none", "ssh atlas uptime");
+    refuse(&db, "none", "ssh atlas uptime");
+    let hidden = dir.path("rec.hidden");
+    std::fs::rename(dir.path("rec"), &hidden).unwrap();
+    // The probe lands in a fresh record in a recreated directory...
+    refuse(&db, "none", "ssh atlas hostname");
+    // ...which is thrown away, and the old directory, its anchor included, put back.
+    std::fs::remove_dir_all(dir.path("rec")).unwrap();
+    std::fs::rename(&hidden, dir.path("rec")).unwrap();
+    let out = verify(&db, None);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stdout.contains("second anchor"), "{}", out.stdout);
+}

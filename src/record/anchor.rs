@@ -13,6 +13,18 @@ use std::path::{Path, PathBuf};
 
 /// Fixed length, written in place at offset 0: one write of less than a sector, never truncated
 /// first, so a reader sees the old line or the new one.
+/// Linux's `O_NOFOLLOW`: another user's link planted at the note's name in a shared temporary
+/// directory must not make the hook append to the file it points at.
+#[cfg(all(target_os = "linux", any(target_arch = "aarch64", target_arch = "arm")))]
+pub(crate) const O_NOFOLLOW: i32 = 0x8000;
+#[cfg(all(
+    target_os = "linux",
+    not(any(target_arch = "aarch64", target_arch = "arm"))
+))]
+pub(crate) const O_NOFOLLOW: i32 = 0x20000;
+#[cfg(not(target_os = "linux"))]
+pub(crate) const O_NOFOLLOW: i32 = 0;
+
 const LINE: usize = 160;
 const MAGIC: &str = "mesh-guard-anchor 1";
 
@@ -75,6 +87,7 @@ impl Anchor {
             .create(true)
             .truncate(false)
             .mode(0o600)
+            .custom_flags(O_NOFOLLOW)
             .open(path)?;
         file.write_all_at(&self.line(), 0)
     }

@@ -12,22 +12,17 @@ use sha2::{Digest, Sha256};
 
 use super::{Event, RecordError};
 
-/// Linux's `O_NOFOLLOW`: another user's link planted at the note's name in a shared temporary
-/// directory must not make the hook append to the file it points at.
-#[cfg(all(target_os = "linux", any(target_arch = "aarch64", target_arch = "arm")))]
-const O_NOFOLLOW: i32 = 0x8000;
-#[cfg(all(
-    target_os = "linux",
-    not(any(target_arch = "aarch64", target_arch = "arm"))
-))]
-const O_NOFOLLOW: i32 = 0x20000;
-#[cfg(not(target_os = "linux"))]
-const O_NOFOLLOW: i32 = 0;
-
 /// At most this much of the notes is carried into the gap row.
 const MAX_NOTE: usize = 4096;
 
 fn note_path(db: &Path) -> PathBuf {
+    side_path(db, "gap")
+}
+
+/// A small file of `what` about the record at `db`, kept outside its directory (which an agent
+/// can hide or replace whole): in the user's runtime directory, else the temporary directory,
+/// named by the user and a digest of the database's absolute path.
+pub(crate) fn side_path(db: &Path, what: &str) -> PathBuf {
     let absolute = std::path::absolute(db).unwrap_or_else(|_| db.to_path_buf());
     let digest = Sha256::digest(absolute.as_os_str().as_encoded_bytes());
     let key = super::chain::hex(&digest[..8]);
@@ -45,7 +40,7 @@ fn note_path(db: &Path) -> PathBuf {
         .map(PathBuf::from)
         .filter(|d| d.is_dir())
         .unwrap_or_else(std::env::temp_dir);
-    base.join(format!("mesh-guard-gap-{uid}-{key}"))
+    base.join(format!("mesh-guard-{what}-{uid}-{key}"))
 }
 
 /// Notes that `event` could not be recorded. Best effort: this runs when things are failing.
@@ -61,7 +56,7 @@ pub(crate) fn note(db: &Path, event: &Event, error: &RecordError) {
         .create(true)
         .append(true)
         .mode(0o600)
-        .custom_flags(O_NOFOLLOW)
+        .custom_flags(super::anchor::O_NOFOLLOW)
         .open(note_path(db))
     {
         let _ = f.write_all(line.as_bytes());

@@ -355,6 +355,9 @@ impl Store {
         // The row is durable already; an anchor that could not be written is one row behind,
         // which verification still accepts as a prefix.
         let _ = anchor.write(&anchor::path_for(&self.path));
+        // The second copy, outside the record's directory: hiding or swapping the directory
+        // whole does not take it along.
+        let _ = anchor.write(&gap::side_path(&self.path, "anchor"));
         let mut forwarded = Ok(());
         let mut events = Vec::with_capacity(2);
         if let Some(note) = pending_gap {
@@ -384,8 +387,22 @@ impl Store {
 
     /// The local anchor checked against the rows: does the row it names still hold its hash?
     pub fn check_anchor(&self) -> Result<AnchorCheck, RecordError> {
-        let path = anchor::path_for(&self.path);
-        let anchor = match anchor::Anchor::read(&path) {
+        self.check_anchor_at(&anchor::path_for(&self.path))
+    }
+
+    /// The second anchor, kept outside the record's directory by the user who writes the
+    /// record; `None` when this user has none (another user's record, or after a reboot
+    /// emptied the runtime directory).
+    pub fn check_second_anchor(&self) -> Result<Option<(PathBuf, AnchorCheck)>, RecordError> {
+        let path = second_anchor_path(&self.path);
+        match self.check_anchor_at(&path)? {
+            AnchorCheck::Missing => Ok(None),
+            found => Ok(Some((path, found))),
+        }
+    }
+
+    fn check_anchor_at(&self, path: &Path) -> Result<AnchorCheck, RecordError> {
+        let anchor = match anchor::Anchor::read(path) {
             Ok(Some(a)) => a,
             Ok(None) => return Ok(AnchorCheck::Missing),
             Err(e) => return Ok(AnchorCheck::Unreadable(e)),
@@ -508,12 +525,13 @@ impl Store {
             )
             .map_err(err)?;
         tx.commit().map_err(err)?;
-        let _ = anchor::Anchor {
+        let head_anchor = anchor::Anchor {
             id: head,
             count: u64::try_from(head - id + 1).unwrap_or(0),
             hash: chain::hex(&first),
-        }
-        .write_durably(&anchor::path_for(&self.path));
+        };
+        let _ = head_anchor.write_durably(&anchor::path_for(&self.path));
+        let _ = head_anchor.write(&gap::side_path(&self.path, "anchor"));
         let row = Row {
             id,
             hash: chain::hex(&hash),
@@ -653,6 +671,11 @@ impl fmt::Display for AnchorCheck {
             ),
         }
     }
+}
+
+/// Where the second anchor of the record at `db` is kept (outside its directory).
+pub fn second_anchor_path(db: &Path) -> PathBuf {
+    gap::side_path(db, "anchor")
 }
 
 /// Appends one row to the record at `db`, forwarding it to the system log in force
