@@ -328,15 +328,19 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
-        let mut written = Vec::with_capacity(2);
+        let mut events = Vec::with_capacity(2);
         if let Some(note) = &pending_gap {
             let mut g = Event::now(Kind::Gap);
             g.agent = event.agent.clone();
             g.session_id = event.session_id.clone();
             g.reason = note.clone();
-            written.push(insert(&tx, &path, &g, unreachable)?);
+            events.push(g);
         }
-        written.push(insert(&tx, &path, event, unreachable)?);
+        events.push(event.clone());
+        let mut written = Vec::with_capacity(2);
+        for e in &events {
+            written.push(insert(&tx, &path, e, unreachable)?);
+        }
         let first: i64 = tx
             .query_row("SELECT id FROM events ORDER BY id LIMIT 1", [], |r| {
                 r.get(0)
@@ -359,15 +363,6 @@ impl Store {
         // whole does not take it along.
         let _ = anchor.write(&gap::side_path(&self.path, "anchor"));
         let mut forwarded = Ok(());
-        let mut events = Vec::with_capacity(2);
-        if let Some(note) = pending_gap {
-            let mut g = Event::now(Kind::Gap);
-            g.agent = event.agent.clone();
-            g.session_id = event.session_id.clone();
-            g.reason = note;
-            events.push(g);
-        }
-        events.push(event.clone());
         for ((id, prev, hash), event) in written.into_iter().zip(events) {
             let row = Row {
                 id,
