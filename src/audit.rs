@@ -142,6 +142,13 @@ fn object(r: &Row) -> Value {
     })
 }
 
+/// One row as one line of JSON (`audit export --format jsonl`).
+pub fn render_jsonl_line(r: &Row) -> String {
+    let mut line = object(r).to_string();
+    line.push('\n');
+    line
+}
+
 /// Recorded rows as a JSON array of objects, every field in full.
 pub fn render_json(rows: &[Row]) -> String {
     let array = Value::Array(rows.iter().map(object).collect());

@@ -180,8 +180,27 @@ impl InstallArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum AuditAction {
-    /// Check the record's hash chain (exit 1 when broken)
-    Verify,
+    /// Check the record's hash chain and its anchor (exit 1 when broken)
+    Verify {
+        /// Also compare with the events forwarded to the system log: a syslog server's file
+        /// (RFC 5424 or rsyslog's default format) or `journalctl -o json` output
+        #[arg(long, value_name = "FILE")]
+        log: Option<PathBuf>,
+    },
+    /// Stream rows, oldest first, for pipelines that read files
+    Export {
+        #[arg(long, value_enum, default_value = "jsonl")]
+        format: ExportFormat,
+        /// Only rows with an id above this
+        #[arg(long, value_name = "ID")]
+        after: Option<i64>,
+    },
+    /// Remove rows older than a time, leaving a checkpoint row so `verify` still holds
+    Prune {
+        /// 30d, 12h or RFC 3339
+        #[arg(long, value_name = "TIME")]
+        before: String,
+    },
     /// Refused command shapes that no tool replaces, most refused first
     Missing {
         #[arg(long, value_enum, default_value = "table")]
@@ -205,6 +224,11 @@ pub enum Format {
     Table,
     Json,
     Csv,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Jsonl,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

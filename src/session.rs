@@ -28,9 +28,35 @@ fn row(kind: Kind, event: &Event, command: &str) -> Row {
     row
 }
 
-fn append(paths: &Paths, row: &Row) -> Result<(), String> {
-    let mut store = Store::open(&paths.db).map_err(|e| e.to_string())?;
-    store.append(row).map(|_| ()).map_err(|e| e.to_string())
+/// Records `row` and forwards it to the system log in force; the catalog is read for its
+/// `[record] syslog` only when `MESH_GUARD_SYSLOG` does not decide.
+fn append(paths: &Paths, row: &Row) -> Result<(), crate::record::RecordError> {
+    let env_decides =
+        std::env::var_os(crate::record::forward::SYSLOG_VAR).is_some_and(|v| !v.is_empty());
+    let catalog = (!env_decides).then(|| paths.lazy_catalog());
+    let setting = catalog
+        .as_ref()
+        .and_then(|c| c.get().ok())
+        .and_then(|c| c.syslog().map(str::to_string));
+    crate::record::record(&paths.db, row, setting.as_deref()).map(drop)
+}
+
+/// The stderr note for a refusal that could not be recorded: addressed to the operator, without
+/// host paths (the agent reads it too).
+fn not_recorded(paths: &Paths, e: &crate::record::RecordError) -> String {
+    let dir = paths
+        .db
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let state = if !dir.is_dir() {
+        "the record's directory is missing"
+    } else {
+        "the record's directory or file is not writable"
+    };
+    format!(
+        "mesh-guard: not recorded: {e} ({state}). Operator: run `mesh-guard doctor`; the next recorded row will note this gap."
+    )
 }
 
 /// Answers a refusal in the hook: honoured override (recorded first), or the refusal
@@ -140,9 +166,9 @@ pub fn answer_refusal(
     if refusal.rule == Rule::Override {
         refused.kind = Kind::OverrideAttempt;
     }
-    let note = append(paths, &refused).err().map(|_| {
-        "mesh-guard: this refusal could not be recorded in the audit database".to_string()
-    });
+    let note = append(paths, &refused)
+        .err()
+        .map(|e| not_recorded(paths, &e));
     refuse(event.agent, message, note.as_deref())
 }
 
@@ -359,15 +385,18 @@ pub struct AuditQuery {
 }
 
 pub fn audit(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32 {
+    if let Some(AuditAction::Verify { log }) = &action {
+        return verify(paths, log.as_deref());
+    }
     if !paths.db.exists() {
         eprintln!(
             "mesh-guard: no record yet at {} (nothing has been refused or overridden)",
             paths.db.display()
         );
-        if matches!(action, Some(AuditAction::Verify)) {
-            outln!("intact: 0 rows");
-        }
         return 0;
+    }
+    if let Some(AuditAction::Prune { before }) = &action {
+        return prune(paths, before);
     }
     // Reading never writes, unless the record is of an older schema: then it is migrated
     // forward first (decision 0005).
@@ -383,20 +412,23 @@ pub fn audit(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i
         }
     };
     match action {
-        Some(AuditAction::Verify) => match store.verify() {
-            Ok(Verification::Intact { rows }) => {
-                outln!("intact: {rows} rows, every hash links to the row before it");
-                0
+        Some(AuditAction::Verify { .. }) | Some(AuditAction::Prune { .. }) => 2,
+        Some(AuditAction::Export { format: _, after }) => {
+            match store.rows_after(after.unwrap_or(0)) {
+                Ok(rows) => {
+                    let mut text = String::new();
+                    for r in &rows {
+                        text.push_str(&crate::audit::render_jsonl_line(r));
+                    }
+                    out!("{text}");
+                    0
+                }
+                Err(e) => {
+                    eprintln!("error: {}", e.detail());
+                    2
+                }
             }
-            Ok(Verification::Broken { id, breach }) => {
-                outln!("broken at row {id}: {breach}");
-                1
-            }
-            Err(e) => {
-                eprintln!("error: {}", e.detail());
-                2
-            }
-        },
+        }
         Some(AuditAction::Missing { format }) => match store.missing() {
             Ok(shapes) => {
                 match format {
@@ -465,6 +497,208 @@ pub fn audit(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i
                     2
                 }
             }
+        }
+    }
+}
+
+/// `audit verify [--log FILE]`: the chain, then the local anchor, then the system log's copy.
+/// Exit 0 intact, 1 broken (each finding named), 2 when the record cannot be read.
+fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
+    use crate::record::{AnchorCheck, anchor, logcheck};
+    let logged = match log.map(std::fs::read) {
+        None => None,
+        Some(Ok(bytes)) => {
+            let all = logcheck::parse(&String::from_utf8_lossy(&bytes));
+            let ours = std::path::absolute(&paths.db).unwrap_or_else(|_| paths.db.clone());
+            let ours = ours.display().to_string();
+            // Events from other records (other users, other databases) in the same file are left
+            // out; a log where no event names this path (the record was moved, or reached
+            // through another path) is taken whole, and that is said.
+            let mine: Vec<_> = all
+                .iter()
+                .filter(|e| e.record.is_empty() || e.record == ours)
+                .cloned()
+                .collect();
+            if mine.is_empty() && !all.is_empty() {
+                eprintln!(
+                    "mesh-guard: no event in the log names {ours}; comparing all {} mesh-guard events",
+                    all.len()
+                );
+                Some(all)
+            } else {
+                Some(mine)
+            }
+        }
+        Some(Err(e)) => {
+            eprintln!(
+                "error: cannot read {}: {e}",
+                log.map(|l| l.display().to_string()).unwrap_or_default()
+            );
+            return 2;
+        }
+    };
+    let mut broken = false;
+    if !paths.db.exists() {
+        let beside = anchor::Anchor::read(&anchor::path_for(&paths.db));
+        let second = anchor::Anchor::read(&crate::record::second_anchor_path(&paths.db));
+        let found = match (beside, second) {
+            (Ok(None), Ok(Some(a))) => Ok(Some(a)),
+            (beside, _) => beside,
+        };
+        match found {
+            Ok(None) if logged.as_ref().is_none_or(|l| l.is_empty()) => {
+                eprintln!(
+                    "mesh-guard: no record yet at {} and no anchor (nothing recorded, or both deleted)",
+                    paths.db.display()
+                );
+                outln!("intact: 0 rows");
+                return 0;
+            }
+            Ok(None) => {}
+            Ok(Some(a)) => {
+                outln!(
+                    "broken: the database file is gone; its anchor records {} rows up to row {} (hash {})",
+                    a.count,
+                    a.id,
+                    a.hash
+                );
+                broken = true;
+            }
+            Err(e) => {
+                outln!("broken: the database file is gone, and {e}");
+                broken = true;
+            }
+        }
+        if let Some(logged) = &logged {
+            let findings = logcheck::compare(logged, &[], 0);
+            for f in &findings {
+                outln!("{f}");
+            }
+            broken |= !findings.is_empty();
+        }
+        return i32::from(broken);
+    }
+    let store = match Store::open_read_only(&paths.db) {
+        Err(crate::record::RecordError::NeedsMigration { .. }) => Store::open(&paths.db),
+        other => other,
+    };
+    let store = match store {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}", e.detail());
+            return 2;
+        }
+    };
+    let checked = store.verify().and_then(|v| Ok((v, store.check_anchor()?)));
+    let (chain, anchored) = match checked {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {}", e.detail());
+            return 2;
+        }
+    };
+    let rows = match chain {
+        Verification::Intact { rows } => rows,
+        Verification::Broken { id, breach } => {
+            outln!("broken at row {id}: {breach}");
+            broken = true;
+            0
+        }
+    };
+    match &anchored {
+        AnchorCheck::Holds(_) => {}
+        AnchorCheck::Missing if rows == 0 => {}
+        other => {
+            outln!("{other}");
+            broken = true;
+        }
+    }
+    match store.check_second_anchor() {
+        Ok(Some((_, AnchorCheck::Holds(_)))) | Ok(None) => {}
+        Ok(Some((path, found))) => {
+            outln!(
+                "the second anchor ({}) disagrees: {found}; the record was replaced, or its directory hidden and restored",
+                path.display()
+            );
+            broken = true;
+        }
+        Err(e) => {
+            eprintln!("error: {}", e.detail());
+            return 2;
+        }
+    }
+    if let Some(logged) = &logged {
+        let stored = match store.hashes().and_then(|h| Ok((h, store.checkpoint()?))) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {}", e.detail());
+                return 2;
+            }
+        };
+        let (stored, checkpoint) = stored;
+        // A checkpoint excuses the rows before it only if the log saw the prune too.
+        let pruned = if logged
+            .iter()
+            .any(|e| e.id == checkpoint && e.kind == "checkpoint")
+        {
+            checkpoint
+        } else {
+            0
+        };
+        let findings = logcheck::compare(logged, &stored, pruned);
+        for f in &findings {
+            outln!("{f}");
+        }
+        broken |= !findings.is_empty();
+        if logged.is_empty() && !stored.is_empty() {
+            outln!("broken: the log holds no event of this record");
+            broken = true;
+        }
+        if !broken {
+            outln!("the log's {} events match the database", logged.len());
+        }
+    }
+    if broken {
+        return 1;
+    }
+    outln!("intact: {rows} rows, every hash links to the row before it, and the anchor holds");
+    0
+}
+
+/// `audit prune --before T`.
+fn prune(paths: &Paths, before: &str) -> i32 {
+    let before_ms = match crate::audit::parse_time(before, crate::record::now_ms()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let env = std::env::var(crate::record::forward::SYSLOG_VAR).ok();
+    let catalog = paths.lazy_catalog();
+    let setting = catalog
+        .get()
+        .ok()
+        .and_then(|c| c.syslog().map(str::to_string));
+    let mut link = crate::record::Target::resolve(env.as_deref(), setting.as_deref())
+        .and_then(|t| crate::record::forward::connect(&t))
+        .unwrap_or(crate::record::forward::Link::Off);
+    match Store::open(&paths.db).and_then(|mut s| s.prune(before_ms, &mut link)) {
+        Ok(Some((row, n))) => {
+            outln!(
+                "pruned {n} rows; checkpoint row {} keeps hash {}",
+                row.id,
+                row.hash
+            );
+            0
+        }
+        Ok(None) => {
+            outln!("nothing older than {before} to prune");
+            0
+        }
+        Err(e) => {
+            eprintln!("error: {}", e.detail());
+            2
         }
     }
 }

@@ -129,7 +129,7 @@ fn an_override_that_cannot_be_recorded_is_not_honoured() {
     );
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr.contains("could not be recorded"),
+        out.stderr.contains("not recorded") && out.stderr.contains("directory"),
         "{}",
         out.stderr
     );

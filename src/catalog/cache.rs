@@ -29,7 +29,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const MAGIC: &[u8; 8] = b"MGIDX\0\0\n";
 /// Bump on any change to the layout or to what an entry means.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 const PREFIX: u64 = 8 + 4 + 4 + 32;
 const DIR_ENTRY: u64 = 8 + 4 + 8;
 /// A file changed this recently may change again within the same timestamp tick (file
@@ -402,6 +402,13 @@ pub(super) fn write(
         }
         None => h.u8(0),
     }
+    match &index.ranges.syslog {
+        Some(target) => {
+            h.u8(1);
+            h.str(target);
+        }
+        None => h.u8(0),
+    }
     h.u64(index.machines.len() as u64);
     for (dir, count) in tables {
         h.u64(dir);
@@ -541,6 +548,11 @@ pub(super) fn open(cache: &Path, catalog: &Path) -> Result<View, Miss> {
         Some(1) => Some((d.str().ok_or(Miss::Corrupt)?, d.str().ok_or(Miss::Corrupt)?)),
         _ => return Err(Miss::Corrupt),
     };
+    let syslog = match d.u8() {
+        Some(0) => None,
+        Some(1) => Some(d.str().ok_or(Miss::Corrupt)?),
+        _ => return Err(Miss::Corrupt),
+    };
     let machine_count = d.u64().ok_or(Miss::Corrupt)? as usize;
     let mut tables = [(0, 0); TABLES];
     for t in &mut tables {
@@ -559,6 +571,7 @@ pub(super) fn open(cache: &Path, catalog: &Path) -> Result<View, Miss> {
             domains,
             networks,
             forge,
+            syslog,
         },
         machine_count,
         body,

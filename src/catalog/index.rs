@@ -52,6 +52,8 @@ pub(super) struct Ranges {
     pub(super) networks: Vec<Cidr>,
     /// The forge's machine name and git account.
     pub(super) forge: Option<(String, String)>,
+    /// The `[record] syslog` setting, as written.
+    pub(super) syslog: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,6 +175,11 @@ impl Catalog {
     /// the catalog itself.
     pub fn is_broken(&self) -> bool {
         matches!(&self.repr, Repr::Cached(view) if view.is_broken())
+    }
+
+    /// The catalog's `[record] syslog` setting, if it has one.
+    pub fn syslog(&self) -> Option<&str> {
+        self.ranges().syslog.as_deref()
     }
 
     fn ranges(&self) -> &Ranges {
@@ -437,6 +444,22 @@ pub(super) fn build(
                 match n.get_ref().parse::<Cidr>() {
                     Ok(cidr) => b.catalog.ranges.networks.push(cidr),
                     Err(e) => b.errors.push(source.error(Some(n.span().start), e)),
+                }
+            }
+        }
+        if let Some(r) = &file.record {
+            single("record", r.span().start, &mut b);
+            if let Some(v) = &r.get_ref().syslog {
+                if crate::record::forward::Target::parse(v.get_ref()).is_none() {
+                    b.errors.push(source.error(
+                        Some(v.span().start),
+                        format!(
+                            "`{}` is not none, journald, unix:PATH, udp://HOST:PORT or tcp://HOST:PORT",
+                            v.get_ref()
+                        ),
+                    ));
+                } else {
+                    b.catalog.ranges.syslog = Some(v.get_ref().clone());
                 }
             }
         }

@@ -29,6 +29,16 @@ pub struct CatalogFile {
     pub module: Vec<Module>,
     #[serde(default)]
     pub verb: Vec<Tool>,
+    /// Where the record is forwarded; `MESH_GUARD_SYSLOG` wins over it.
+    pub record: Option<Spanned<RecordSettings>>,
+}
+
+/// The `[record]` table.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordSettings {
+    /// `none`, `journald`, `unix:PATH`, `udp://HOST:PORT` or `tcp://HOST:PORT`.
+    pub syslog: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

@@ -152,6 +152,9 @@ pub(crate) struct Link {
     pub prev: Vec<u8>,
     pub hash: Vec<u8>,
     pub sound: bool,
+    /// A checkpoint left by `audit prune`: it carries the pruned chain's head hash and may only
+    /// start the chain.
+    pub checkpoint: bool,
 }
 
 /// Walks `links` (in id order) and names the first break. `highest_id` is the largest id SQLite
@@ -159,6 +162,13 @@ pub(crate) struct Link {
 pub(crate) fn walk(links: &[Link], highest_id: i64) -> Verification {
     let mut seen: HashMap<&[u8], usize> = HashMap::new();
     for (i, r) in links.iter().enumerate() {
+        if r.checkpoint {
+            if i == 0 {
+                seen.insert(&r.hash, i);
+                continue;
+            }
+            return broken(r.id, Breach::Inserted);
+        }
         let (want_prev, prev_id): (&[u8], i64) = match i.checked_sub(1).and_then(|p| links.get(p)) {
             Some(p) => (&p.hash, p.id),
             None => (&GENESIS, 0),
@@ -247,6 +257,7 @@ mod tests {
                 prev: prev.clone(),
                 hash: hash.clone(),
                 sound: true,
+                checkpoint: false,
             });
             prev = hash;
         }
@@ -324,6 +335,7 @@ mod tests {
             prev: c[1].hash.clone(),
             hash: forged_hash,
             sound: true,
+            checkpoint: false,
         };
         c[2].id = 4;
         c[2].sound = false;
@@ -337,6 +349,18 @@ mod tests {
         c[2].id = 7;
         c[2].sound = false;
         assert_eq!(walk(&c, 7), broken(7, Breach::Edited));
+    }
+
+    #[test]
+    fn a_checkpoint_may_only_start_the_chain() {
+        let mut c = chain(4);
+        c.drain(..1);
+        c[0].checkpoint = true;
+        c[0].sound = false;
+        assert_eq!(walk(&c, 4), Verification::Intact { rows: 3 });
+        let mut d = chain(4);
+        d[2].checkpoint = true;
+        assert_eq!(walk(&d, 4), broken(3, Breach::Inserted));
     }
 
     #[test]

@@ -3,8 +3,13 @@
 //!
 //! Decisions: docs/decisions/0004-record-hash-chain.md, docs/decisions/0005-record-schema.md.
 
+pub mod anchor;
 mod chain;
 mod error;
+pub mod forward;
+mod gap;
+pub mod logcheck;
+mod modes;
 mod schema;
 #[cfg(test)]
 mod tests;
@@ -19,6 +24,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 pub use chain::{Breach, Verification};
 pub use error::RecordError;
+pub use forward::{ForwardingStatus, Target, forwarding_status};
+pub use modes::mode_findings;
 
 /// How long a writer waits for another writer's lock before giving up. Hooks run concurrently
 /// but each append is one short transaction, so this is only reached when something is stuck.
@@ -31,14 +38,20 @@ pub enum Kind {
     Override,
     OverrideAttempt,
     SessionStart,
+    /// Rows that could not be written before this one (the record was missing or unwritable).
+    Gap,
+    /// Stands for the rows `audit prune` removed, carrying their chain's head hash.
+    Checkpoint,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Refusal,
         Kind::Override,
         Kind::OverrideAttempt,
         Kind::SessionStart,
+        Kind::Gap,
+        Kind::Checkpoint,
     ];
 
     /// The stable name stored in the database and accepted by `audit --kind`.
@@ -48,6 +61,8 @@ impl Kind {
             Kind::Override => "override",
             Kind::OverrideAttempt => "override-attempt",
             Kind::SessionStart => "session-start",
+            Kind::Gap => "gap",
+            Kind::Checkpoint => "checkpoint",
         }
     }
 }
@@ -67,7 +82,7 @@ impl FromStr for Kind {
             .find(|k| k.as_str() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown kind {s:?}: expected one of refusal, override, override-attempt, session-start"
+                    "unknown kind {s:?}: expected one of refusal, override, override-attempt, session-start, gap, checkpoint"
                 )
             })
     }
@@ -198,12 +213,10 @@ impl Store {
     /// Opens the record at `path` for writing, creating it and its parent directories, and
     /// migrating it to the latest schema.
     pub fn open(path: &Path) -> Result<Store, RecordError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| RecordError::Unavailable {
-                path: path.to_path_buf(),
-                cause: format!("creating {}: {e}", dir.display()),
-            })?;
-        }
+        modes::prepare(path).map_err(|cause| RecordError::Unavailable {
+            path: path.to_path_buf(),
+            cause,
+        })?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -295,71 +308,236 @@ impl Store {
     }
 
     /// Appends `event` to the chain and returns its row id. When this returns `Ok`, the row is
-    /// committed and synced to disk.
+    /// committed and synced to disk, and the anchor updated.
     pub fn append(&mut self, event: &Event) -> Result<i64, RecordError> {
+        self.append_forwarded(event, &mut forward::Link::Off, "")
+            .map(|a| a.id)
+    }
+
+    /// Appends `event` (after a `gap` row, if an earlier write failed), anchors the chain, then
+    /// sends the new rows over `link`. `unreachable` is stored in the row when the system log
+    /// could not be reached. The send comes after the commit and never fails the append.
+    pub fn append_forwarded(
+        &mut self,
+        event: &Event,
+        link: &mut forward::Link,
+        unreachable: &str,
+    ) -> Result<Appended, RecordError> {
         let path = self.path.clone();
         let err = |e: rusqlite::Error| RecordError::from_sqlite(&path, &e);
-        let tools = serde_json::to_string(&event.tools).map_err(|e| RecordError::Failed {
-            path: path.clone(),
-            cause: e.to_string(),
-        })?;
+        let pending_gap = gap::pending(&self.path);
         // IMMEDIATE takes the write lock before the previous hash is read, so two hooks cannot
         // both link to the same row.
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
-        let prev: Vec<u8> = tx
+        let mut events = Vec::with_capacity(2);
+        if let Some(note) = &pending_gap {
+            let mut g = Event::now(Kind::Gap);
+            g.agent = event.agent.clone();
+            g.session_id = event.session_id.clone();
+            g.reason = note.clone();
+            events.push(g);
+        }
+        events.push(event.clone());
+        let mut written = Vec::with_capacity(2);
+        for e in &events {
+            written.push(insert(&tx, &path, e, unreachable)?);
+        }
+        let first: i64 = tx
+            .query_row("SELECT id FROM events ORDER BY id LIMIT 1", [], |r| {
+                r.get(0)
+            })
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+        if pending_gap.is_some() {
+            gap::clear(&self.path);
+        }
+        let (id, _, hash) = written.last().cloned().unwrap_or_default();
+        let anchor = anchor::Anchor {
+            id,
+            count: u64::try_from(id - first + 1).unwrap_or(0),
+            hash: chain::hex(&hash),
+        };
+        // The row is durable already; an anchor that could not be written is one row behind,
+        // which verification still accepts as a prefix.
+        let _ = anchor.write(&anchor::path_for(&self.path));
+        // The second copy, outside the record's directory: hiding or swapping the directory
+        // whole does not take it along.
+        let _ = anchor.write(&gap::side_path(&self.path, "anchor"));
+        let mut forwarded = Ok(());
+        for ((id, prev, hash), event) in written.into_iter().zip(events) {
+            let row = Row {
+                id,
+                hash: chain::hex(&hash),
+                event,
+            };
+            if let Err(e) = forward::send(link, &row, &chain::hex(&prev), &self.path) {
+                forwarded = Err(e);
+            }
+        }
+        Ok(Appended {
+            id,
+            hash: chain::hex(&hash),
+            forwarded,
+        })
+    }
+
+    /// The local anchor checked against the rows: does the row it names still hold its hash?
+    pub fn check_anchor(&self) -> Result<AnchorCheck, RecordError> {
+        self.check_anchor_at(&anchor::path_for(&self.path))
+    }
+
+    /// The second anchor, kept outside the record's directory by the user who writes the
+    /// record; `None` when this user has none (another user's record, or after a reboot
+    /// emptied the runtime directory).
+    pub fn check_second_anchor(&self) -> Result<Option<(PathBuf, AnchorCheck)>, RecordError> {
+        let path = second_anchor_path(&self.path);
+        match self.check_anchor_at(&path)? {
+            AnchorCheck::Missing => Ok(None),
+            found => Ok(Some((path, found))),
+        }
+    }
+
+    fn check_anchor_at(&self, path: &Path) -> Result<AnchorCheck, RecordError> {
+        let anchor = match anchor::Anchor::read(path) {
+            Ok(Some(a)) => a,
+            Ok(None) => return Ok(AnchorCheck::Missing),
+            Err(e) => return Ok(AnchorCheck::Unreadable(e)),
+        };
+        let stored: Option<Vec<u8>> = self
+            .conn
+            .query_row("SELECT hash FROM events WHERE id = ?1", [anchor.id], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.err(&e))?;
+        Ok(match stored {
+            None => AnchorCheck::RowGone(anchor),
+            Some(h) if chain::hex(&h) != anchor.hash => AnchorCheck::Differs(anchor),
+            Some(_) => AnchorCheck::Holds(anchor),
+        })
+    }
+
+    /// Every row's id, kind and hash, oldest first, for comparing with the system log.
+    pub fn hashes(&self) -> Result<Vec<logcheck::Stored>, RecordError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT id, kind, hash FROM events ORDER BY id")
+            .map_err(|e| self.err(&e))?;
+        st.query_map([], |r| {
+            Ok(logcheck::Stored {
+                id: r.get(0)?,
+                kind: r.get::<_, String>(1).unwrap_or_default(),
+                hash: chain::hex(&blob(r.get_ref(2)?)),
+            })
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.err(&e))
+    }
+
+    /// The id of the checkpoint row standing for pruned rows, or 0.
+    pub fn checkpoint(&self) -> Result<i64, RecordError> {
+        self.conn
             .query_row(
-                "SELECT hash FROM events ORDER BY id DESC LIMIT 1",
+                "SELECT id FROM events WHERE kind = 'checkpoint' ORDER BY id LIMIT 1",
                 [],
                 |r| r.get(0),
             )
             .optional()
-            .map_err(err)?
-            .unwrap_or_else(|| chain::GENESIS.to_vec());
-        // SQLite picks the id (AUTOINCREMENT never reuses one); the hash covers it, so it is
-        // filled in once the id is known, inside the same transaction.
-        tx.prepare_cached(
-            "INSERT INTO events (time_ms, kind, agent, session_id, tool_use_id, cwd, user, host,
-                command, rule, target, tools, shape, reason, format, prev_hash, scope, hash)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, x'')",
+            .map(|id| id.unwrap_or(0))
+            .map_err(|e| self.err(&e))
+    }
+
+    /// Rows with an id above `after`, oldest first (`audit export`).
+    pub fn rows_after(&self, after: i64) -> Result<Vec<Row>, RecordError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT id, time_ms, kind, agent, session_id, tool_use_id, cwd, user, host, command,
+                    rule, target, tools, shape, reason, hash, scope
+                 FROM events WHERE id > ?1 ORDER BY id",
+            )
+            .map_err(|e| self.err(&e))?;
+        let raw = st
+            .query_map([after], raw_row)
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.err(&e))?;
+        raw.into_iter().map(|r| r.into_row(&self.path)).collect()
+    }
+
+    /// Removes the rows older than `before_ms`, replacing the newest of them by a checkpoint row
+    /// that keeps its id and hash, so the next row still links to it and `verify` holds.
+    /// Returns the checkpoint row and how many rows it stands for; `None` when nothing is older.
+    pub fn prune(
+        &mut self,
+        before_ms: i64,
+        link: &mut forward::Link,
+    ) -> Result<Option<(Row, u64)>, RecordError> {
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| RecordError::from_sqlite(&path, &e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        // Only a prefix of the chain can go: up to the newest row older than the cut.
+        let cut: Option<(i64, Vec<u8>, Vec<u8>, String)> = tx
+            .query_row(
+                "SELECT id, prev_hash, hash, kind FROM events WHERE id =
+                    (SELECT MAX(id) FROM events WHERE time_ms < ?1)",
+                [before_ms],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()
+            .map_err(err)?;
+        let Some((id, prev, hash, kind)) = cut else {
+            return Ok(None);
+        };
+        let n: i64 = tx
+            .query_row("SELECT COUNT(*) FROM events WHERE id <= ?1", [id], |r| {
+                r.get(0)
+            })
+            .map_err(err)?;
+        if n == 1 && kind == Kind::Checkpoint.as_str() {
+            return Ok(None);
+        }
+        let mut event = Event::now(Kind::Checkpoint);
+        event.reason = format!(
+            "{n} rows older than {} pruned; this row keeps the hash of row {id}",
+            crate::audit::format_time(before_ms, true)
+        );
+        tx.execute("DELETE FROM events WHERE id <= ?1", [id])
+            .map_err(err)?;
+        tx.execute(
+            "INSERT INTO events (id, time_ms, kind, agent, session_id, tool_use_id, cwd, user, host,
+                command, rule, target, tools, reason, shape, format, prev_hash, hash)
+             VALUES (?1, ?2, 'checkpoint', '', '', '', '', ?3, ?4, '', '', '', '[]', ?5, '', 0, ?6, ?7)",
+            params![id, event.time_ms, event.user, event.host, event.reason, prev, hash],
         )
-        .and_then(|mut st| {
-            st.execute(params![
-                event.time_ms,
-                event.kind.as_str(),
-                event.agent,
-                event.session_id,
-                event.tool_use_id,
-                event.cwd,
-                event.user,
-                event.host,
-                event.command,
-                event.rule,
-                event.target,
-                tools,
-                event.shape,
-                event.reason,
-                chain::FORMAT_CURRENT,
-                prev,
-                event.scope,
-            ])
-        })
         .map_err(err)?;
-        let id = tx.last_insert_rowid();
-        let hash =
-            chain::row_hash(chain::FORMAT_CURRENT, &prev, &fields(id, event)).ok_or_else(|| {
-                RecordError::Failed {
-                    path: path.clone(),
-                    cause: "the current row format cannot be hashed".to_string(),
-                }
-            })?;
-        tx.prepare_cached("UPDATE events SET hash = ?1 WHERE id = ?2")
-            .and_then(|mut st| st.execute(params![hash.as_slice(), id]))
+        let (head, first): (i64, Vec<u8>) = tx
+            .query_row(
+                "SELECT id, hash FROM events ORDER BY id DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
             .map_err(err)?;
         tx.commit().map_err(err)?;
-        Ok(id)
+        let head_anchor = anchor::Anchor {
+            id: head,
+            count: u64::try_from(head - id + 1).unwrap_or(0),
+            hash: chain::hex(&first),
+        };
+        let _ = head_anchor.write_durably(&anchor::path_for(&self.path));
+        let _ = head_anchor.write(&gap::side_path(&self.path, "anchor"));
+        let row = Row {
+            id,
+            hash: chain::hex(&hash),
+            event,
+        };
+        let _ = forward::send(link, &row, &chain::hex(&prev), &self.path);
+        Ok(Some((row, u64::try_from(n).unwrap_or(0))))
     }
 
     /// Checks the whole chain and names the first broken row.
@@ -448,6 +626,149 @@ impl Store {
     }
 }
 
+/// What `append_forwarded` wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended {
+    pub id: i64,
+    /// Lower-case hex.
+    pub hash: String,
+    /// Whether the system log took the event; the row is durable either way.
+    pub forwarded: Result<(), String>,
+}
+
+/// The local anchor compared with the database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnchorCheck {
+    /// The row the anchor names is there with the anchored hash.
+    Holds(anchor::Anchor),
+    /// No anchor file: a record written before anchors, or one whose anchor was deleted.
+    Missing,
+    Unreadable(String),
+    /// The anchored row is gone: the newest rows were deleted.
+    RowGone(anchor::Anchor),
+    /// The anchored row holds another hash: the chain was rewritten.
+    Differs(anchor::Anchor),
+}
+
+impl fmt::Display for AnchorCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AnchorCheck::Holds(a) => write!(f, "the anchor (row {}, {} rows) holds", a.id, a.count),
+            AnchorCheck::Missing => f.write_str(
+                "the local anchor is missing (deleted, or never written by this version)",
+            ),
+            AnchorCheck::Unreadable(e) => write!(f, "the local anchor cannot be read: {e}"),
+            AnchorCheck::RowGone(a) => write!(
+                f,
+                "broken at row {}: the anchor records rows up to {} ({} rows), the database ends before it: rows deleted from the end",
+                a.id, a.id, a.count
+            ),
+            AnchorCheck::Differs(a) => write!(
+                f,
+                "broken at row {}: its hash is not the anchored {}: the chain was rewritten",
+                a.id, a.hash
+            ),
+        }
+    }
+}
+
+/// Where the second anchor of the record at `db` is kept (outside its directory).
+pub fn second_anchor_path(db: &Path) -> PathBuf {
+    gap::side_path(db, "anchor")
+}
+
+/// Appends one row to the record at `db`, forwarding it to the system log in force
+/// (`MESH_GUARD_SYSLOG`, else `catalog_syslog`, else the system's log). When the record cannot
+/// be written, the failure is noted so the next write records a `gap` row.
+pub fn record(
+    db: &Path,
+    event: &Event,
+    catalog_syslog: Option<&str>,
+) -> Result<Appended, RecordError> {
+    let env = std::env::var(forward::SYSLOG_VAR).ok();
+    let (mut link, unreachable) =
+        match Target::resolve(env.as_deref(), catalog_syslog).and_then(|t| forward::connect(&t)) {
+            Ok(link) => (link, String::new()),
+            Err(e) => (forward::Link::Off, format!("system log unreachable: {e}")),
+        };
+    let result =
+        Store::open(db).and_then(|mut s| s.append_forwarded(event, &mut link, &unreachable));
+    if let Err(e) = &result {
+        gap::note(db, event, e);
+    }
+    result.map(|mut a| {
+        if !unreachable.is_empty() {
+            a.forwarded = Err(unreachable);
+        }
+        a
+    })
+}
+
+/// Inserts one row in `tx`, linked to the newest; returns its id, previous hash and hash.
+fn insert(
+    tx: &rusqlite::Transaction<'_>,
+    path: &Path,
+    event: &Event,
+    syslog: &str,
+) -> Result<(i64, Vec<u8>, [u8; 32]), RecordError> {
+    let err = |e: rusqlite::Error| RecordError::from_sqlite(path, &e);
+    let tools = serde_json::to_string(&event.tools).map_err(|e| RecordError::Failed {
+        path: path.to_path_buf(),
+        cause: e.to_string(),
+    })?;
+    let prev: Vec<u8> = tx
+        .query_row(
+            "SELECT hash FROM events ORDER BY id DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(err)?
+        .unwrap_or_else(|| chain::GENESIS.to_vec());
+    // SQLite picks the id (AUTOINCREMENT never reuses one); the hash covers it, so it is
+    // filled in once the id is known, inside the same transaction.
+    tx.prepare_cached(
+        "INSERT INTO events (time_ms, kind, agent, session_id, tool_use_id, cwd, user, host,
+            command, rule, target, tools, shape, reason, format, prev_hash, hash, syslog, scope)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, x'', ?17, ?18)",
+    )
+    .and_then(|mut st| {
+        st.execute(params![
+            event.time_ms,
+            event.kind.as_str(),
+            event.agent,
+            event.session_id,
+            event.tool_use_id,
+            event.cwd,
+            event.user,
+            event.host,
+            event.command,
+            event.rule,
+            event.target,
+            tools,
+            event.shape,
+            event.reason,
+            chain::FORMAT_CURRENT,
+            prev,
+            syslog,
+            event.scope,
+        ])
+    })
+    .map_err(err)?;
+    let id = tx.last_insert_rowid();
+    let hash =
+        chain::row_hash(chain::FORMAT_CURRENT, &prev, &fields(id, event)).ok_or_else(|| {
+            RecordError::Failed {
+                path: path.to_path_buf(),
+                cause: "the current row format cannot be hashed".to_string(),
+            }
+        })?;
+    tx.prepare_cached("UPDATE events SET hash = ?1 WHERE id = ?2")
+        .and_then(|mut st| st.execute(params![hash.as_slice(), id]))
+        .map_err(err)?;
+    Ok((id, prev, hash))
+}
+
 fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
@@ -508,6 +829,8 @@ fn link(r: &rusqlite::Row<'_>) -> rusqlite::Result<chain::Link> {
         texts.push(text(r.get_ref(i)?));
     }
     let scope = text(r.get_ref(18)?);
+    let checkpoint = int(15)? == Some(0)
+        && texts.first().and_then(|k| k.as_deref()) == Some(Kind::Checkpoint.as_str());
     let sound = (|| {
         let time_ms = int(1).ok()??;
         let format = int(15).ok()??;
@@ -559,6 +882,7 @@ fn link(r: &rusqlite::Row<'_>) -> rusqlite::Result<chain::Link> {
         prev,
         hash,
         sound,
+        checkpoint,
     })
 }
 

@@ -38,13 +38,20 @@ CREATE INDEX events_kind_time ON events(kind, time_ms);
 CREATE INDEX events_session ON events(session_id);
 ";
 
-/// Schema 3: the scope of the operator's override (decision 0015), hashed by row format 3.
+/// Schema 3: whether the system log took the row (empty when it did, or forwarding is off; else
+/// why not). Not hashed: it describes the copy, not the event.
 const SCHEMA_3: &str = "
+ALTER TABLE events ADD COLUMN syslog TEXT NOT NULL DEFAULT '';
+";
+
+/// `STEPS[n]` takes a database from schema `n` to `n + 1`; schema 0 is an empty file. One step
+/// per line, appended at the end, so parallel changes merge as added lines.
+/// Schema 4: the scope of the operator's override (decision 0015), hashed by row format 3.
+const SCHEMA_4: &str = "
 ALTER TABLE events ADD COLUMN scope TEXT NOT NULL DEFAULT '';
 ";
 
-/// `STEPS[n]` takes a database from schema `n` to `n + 1`; schema 0 is an empty file.
-const STEPS: &[&str] = &[SCHEMA_1, SCHEMA_2, SCHEMA_3];
+const STEPS: &[&str] = &[SCHEMA_1, SCHEMA_2, SCHEMA_3, SCHEMA_4];
 
 /// The schema this version writes.
 pub(crate) const LATEST: i64 = STEPS.len() as i64;

@@ -62,6 +62,7 @@ pub fn run_env(args: &[&str], env: &[(&str, String)], stdin: &[u8]) -> Output {
         "MESH_GUARD_DB",
         "MESH_GUARD_RULES",
         "MESH_GUARD_OVERRIDE",
+        "MESH_GUARD_SYSLOG",
         "CLAUDE_PLUGIN_ROOT",
     ] {
         command.env_remove(var);

@@ -1,0 +1,440 @@
+//! Each recorded row, copied to the system log as one structured event: the copy the agent
+//! cannot erase, and what the fleet's log pipeline reads.
+//!
+//! Written here rather than taken from a crate (docs/decisions/0012-system-log-forwarding.md):
+//! journald's native datagram, RFC 5424 with structured data, and RFC 6587 octet counting are a
+//! few lines each, and the hook starts on every command.
+
+use std::io::Write;
+use std::net::{TcpStream, ToSocketAddrs, UdpSocket};
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::Row;
+
+/// The variable that chooses where rows are forwarded: `none`, `journald`, `unix:PATH`,
+/// `udp://host:port` or `tcp://host:port`. It wins over the catalog's `[record] syslog`.
+pub const SYSLOG_VAR: &str = "MESH_GUARD_SYSLOG";
+
+/// How long a TCP connect or write may take: forwarding never holds a decision for long.
+pub const SEND_TIMEOUT: Duration = Duration::from_millis(150);
+
+/// journald's native socket; where it exists, journald runs.
+const JOURNALD_SOCKET: &str = "/run/systemd/journal/socket";
+const DEV_LOG: &str = "/dev/log";
+
+/// The structured-data id of the RFC 5424 events. 32473 is the enterprise number RFC 5612
+/// reserves for documentation; an operator's own parsers key on the whole id.
+pub const SD_ID: &str = "mesh-guard@32473";
+
+/// Where forwarded rows go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    None,
+    /// journald's native protocol on its socket.
+    Journald(PathBuf),
+    /// RFC 5424 datagrams to a local socket (`/dev/log`, or a relay's).
+    Unix(PathBuf),
+    Udp(String),
+    /// RFC 5424 with octet-counted framing (RFC 6587).
+    Tcp(String),
+}
+
+impl Target {
+    /// Parses a configured value; `None` for anything not understood.
+    pub fn parse(value: &str) -> Option<Target> {
+        let v = value.trim();
+        if v.is_empty() {
+            return None;
+        }
+        if v == "none" {
+            return Some(Target::None);
+        }
+        if v == "journald" {
+            return Some(Target::Journald(PathBuf::from(JOURNALD_SOCKET)));
+        }
+        if let Some(p) = v.strip_prefix("unix:").filter(|p| !p.is_empty()) {
+            return Some(Target::Unix(PathBuf::from(p)));
+        }
+        let host_port = |s: &str| {
+            (s.rsplit_once(':')
+                .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok()))
+            .then(|| s.to_string())
+        };
+        if let Some(a) = v.strip_prefix("udp://") {
+            return host_port(a).map(Target::Udp);
+        }
+        if let Some(a) = v.strip_prefix("tcp://") {
+            return host_port(a).map(Target::Tcp);
+        }
+        None
+    }
+
+    /// The target in force: `MESH_GUARD_SYSLOG`, else the catalog's setting, else the system's
+    /// log where one exists (as sudo does). A value that cannot be parsed is reported as
+    /// unreachable rather than silently dropped.
+    pub fn resolve(env: Option<&str>, catalog: Option<&str>) -> Result<Target, String> {
+        for value in [env, catalog].into_iter().flatten() {
+            if !value.trim().is_empty() {
+                return Target::parse(value).ok_or_else(|| {
+                    format!("{value:?} is not none, journald, unix:PATH, udp://HOST:PORT or tcp://HOST:PORT")
+                });
+            }
+        }
+        Ok(Target::system_default())
+    }
+
+    fn system_default() -> Target {
+        if Path::new(JOURNALD_SOCKET).exists() {
+            Target::Journald(PathBuf::from(JOURNALD_SOCKET))
+        } else if Path::new(DEV_LOG).exists() {
+            Target::Unix(PathBuf::from(DEV_LOG))
+        } else {
+            Target::None
+        }
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::None => f.write_str("none"),
+            Target::Journald(p) => write!(f, "journald ({})", p.display()),
+            Target::Unix(p) => write!(f, "unix:{}", p.display()),
+            Target::Udp(a) => write!(f, "udp://{a}"),
+            Target::Tcp(a) => write!(f, "tcp://{a}"),
+        }
+    }
+}
+
+/// An open path to the system log, made before the row is written so the row can say when the
+/// log was unreachable.
+pub enum Link {
+    Off,
+    Journald(UnixDatagram),
+    Unix(UnixDatagram),
+    /// A stream socket at a `unix:` path (syslog-ng's `unix-stream()`): newline-framed.
+    UnixStream(std::os::unix::net::UnixStream),
+    Udp(UdpSocket),
+    Tcp(TcpStream),
+}
+
+/// Connects to `target` within [`SEND_TIMEOUT`]; the error is the reason the row will carry.
+pub fn connect(target: &Target) -> Result<Link, String> {
+    let fail = |e: std::io::Error| format!("{target}: {e}");
+    Ok(match target {
+        Target::None => Link::Off,
+        Target::Journald(path) | Target::Unix(path) => {
+            let sock = UnixDatagram::unbound().map_err(fail)?;
+            match sock.connect(path) {
+                Ok(()) => {}
+                // EPROTOTYPE: the path is a stream socket.
+                Err(e) if e.raw_os_error() == Some(91) && matches!(target, Target::Unix(_)) => {
+                    let stream = std::os::unix::net::UnixStream::connect(path).map_err(fail)?;
+                    stream.set_write_timeout(Some(SEND_TIMEOUT)).map_err(fail)?;
+                    return Ok(Link::UnixStream(stream));
+                }
+                Err(e) => return Err(fail(e)),
+            }
+            // A full receive queue drops the event rather than holding the hook.
+            sock.set_nonblocking(true).map_err(fail)?;
+            match target {
+                Target::Journald(_) => Link::Journald(sock),
+                _ => Link::Unix(sock),
+            }
+        }
+        Target::Udp(addr) => {
+            let to = first_addr(addr).map_err(fail)?;
+            let local = if to.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
+            let sock = UdpSocket::bind(local).map_err(fail)?;
+            sock.connect(to).map_err(fail)?;
+            sock.set_nonblocking(true).map_err(fail)?;
+            Link::Udp(sock)
+        }
+        Target::Tcp(addr) => {
+            let to = first_addr(addr).map_err(fail)?;
+            let stream = TcpStream::connect_timeout(&to, SEND_TIMEOUT).map_err(fail)?;
+            stream.set_write_timeout(Some(SEND_TIMEOUT)).map_err(fail)?;
+            let _ = stream.set_nodelay(true);
+            Link::Tcp(stream)
+        }
+    })
+}
+
+fn first_addr(addr: &str) -> std::io::Result<std::net::SocketAddr> {
+    addr.to_socket_addrs()?
+        .next()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "no address"))
+}
+
+/// Sends one recorded row; the error says why it was lost (the row itself is already durable).
+pub fn send(link: &mut Link, row: &Row, prev_hash: &str, record: &Path) -> Result<(), String> {
+    let io = |e: std::io::Error| e.to_string();
+    match link {
+        Link::Off => Ok(()),
+        Link::Journald(sock) => sock
+            .send(&journald(row, prev_hash, record))
+            .map(drop)
+            .map_err(io),
+        Link::Unix(sock) => sock
+            .send(rfc5424(row, prev_hash, record).as_bytes())
+            .map(drop)
+            .map_err(io),
+        Link::UnixStream(stream) => {
+            let mut msg = rfc5424(row, prev_hash, record);
+            msg.push('\n');
+            stream.write_all(msg.as_bytes()).map_err(io)
+        }
+        Link::Udp(sock) => sock
+            .send(rfc5424(row, prev_hash, record).as_bytes())
+            .map(drop)
+            .map_err(io),
+        Link::Tcp(stream) => {
+            let msg = rfc5424(row, prev_hash, record);
+            // RFC 6587 octet counting: the length, a space, the message.
+            let framed = format!("{} {msg}", msg.len());
+            stream.write_all(framed.as_bytes()).map_err(io)
+        }
+    }
+}
+
+/// Severity by kind: an override is what an operator looks for first.
+fn severity(row: &Row) -> u8 {
+    match row.event.kind {
+        super::Kind::Refusal | super::Kind::OverrideAttempt | super::Kind::Gap => 4,
+        _ => 5,
+    }
+}
+
+/// authpriv, like sudo: refused commands can hold secrets, and authpriv files are not
+/// world-readable.
+const FACILITY: u8 = 10;
+
+fn fields<'a>(row: &'a Row, prev_hash: &'a str, record: &'a Path) -> [(&'static str, String); 12] {
+    let e = &row.event;
+    [
+        ("ID", row.id.to_string()),
+        ("KIND", e.kind.as_str().to_string()),
+        ("RULE", e.rule.clone()),
+        ("TARGET", e.target.clone()),
+        ("SESSION", e.session_id.clone()),
+        ("HASH", row.hash.clone()),
+        ("PREV_HASH", prev_hash.to_string()),
+        ("COMMAND", e.command.clone()),
+        ("REASON", e.reason.clone()),
+        ("AGENT", e.agent.clone()),
+        ("USER", e.user.clone()),
+        // Absolute, so `verify --log` run from anywhere finds this record's events.
+        (
+            "RECORD",
+            std::path::absolute(record)
+                .unwrap_or_else(|_| record.to_path_buf())
+                .display()
+                .to_string(),
+        ),
+    ]
+}
+
+/// The free-text message. It repeats the id and hashes as `key=value` words because syslog
+/// servers' default file formats keep the message and drop the structured data, and
+/// `audit verify --log` must still read them there.
+fn summary(row: &Row, prev_hash: &str) -> String {
+    let e = &row.event;
+    let mut s = format!(
+        "mesh-guard {} id={} hash={} prev_hash={prev_hash}",
+        e.kind, row.id, row.hash
+    );
+    if !e.rule.is_empty() {
+        s.push_str(&format!(" rule={}", header_word(&e.rule)));
+    }
+    if !e.target.is_empty() {
+        s.push_str(&format!(" target={}", header_word(&e.target)));
+    }
+    s
+}
+
+/// journald's native protocol: `KEY=value` lines, or for a value holding a newline,
+/// `KEY`, newline, its length as 64-bit little-endian, the value, newline.
+pub(crate) fn journald(row: &Row, prev_hash: &str, record: &Path) -> Vec<u8> {
+    let mut out = Vec::with_capacity(512 + row.event.command.len());
+    let mut field = |key: &str, value: &str| {
+        if value.contains('\n') {
+            out.extend_from_slice(key.as_bytes());
+            out.push(b'\n');
+            out.extend_from_slice(&(value.len() as u64).to_le_bytes());
+            out.extend_from_slice(value.as_bytes());
+        } else {
+            out.extend_from_slice(key.as_bytes());
+            out.push(b'=');
+            out.extend_from_slice(value.as_bytes());
+        }
+        out.push(b'\n');
+    };
+    field("MESSAGE", &summary(row, prev_hash));
+    field("PRIORITY", &severity(row).to_string());
+    field("SYSLOG_FACILITY", &FACILITY.to_string());
+    field("SYSLOG_IDENTIFIER", "mesh-guard");
+    for (k, v) in fields(row, prev_hash, record) {
+        field(&format!("MESH_GUARD_{k}"), &v);
+    }
+    out
+}
+
+/// One RFC 5424 message: header, the row's fields as structured data, a short summary.
+pub(crate) fn rfc5424(row: &Row, prev_hash: &str, record: &Path) -> String {
+    let e = &row.event;
+    let pri = u16::from(FACILITY) * 8 + u16::from(severity(row));
+    let host = if e.host.is_empty() {
+        "-".to_string()
+    } else {
+        header_word(&e.host)
+    };
+    let mut sd = format!("[{SD_ID}");
+    for (k, v) in fields(row, prev_hash, record) {
+        sd.push(' ');
+        sd.push_str(&k.to_ascii_lowercase());
+        sd.push_str("=\"");
+        sd.push_str(&sd_escape(&v));
+        sd.push('"');
+    }
+    sd.push(']');
+    format!(
+        "<{pri}>1 {} {host} mesh-guard {} {} {sd} {}",
+        crate::audit::format_time(e.time_ms, true),
+        std::process::id(),
+        e.kind.as_str(),
+        summary(row, prev_hash)
+    )
+}
+
+/// A header field is printable ASCII without spaces (RFC 5424 §6).
+fn header_word(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_graphic() { c } else { '_' })
+        .take(255)
+        .collect()
+}
+
+/// PARAM-VALUE escaping (RFC 5424 §6.3.3): `"`, `\` and `]`. Newlines become `\n` so each
+/// event stays one line in a syslog server's file.
+pub(crate) fn sd_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' | '\\' | ']' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// What `doctor` shows about forwarding: the target in force and whether it answers now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForwardingStatus {
+    /// The target, as configured or found (`none` when off).
+    pub target: String,
+    /// `Ok` when the target accepted a connection (or forwarding is off); else why not.
+    pub reachable: Result<(), String>,
+}
+
+/// Resolves the target the hook would use (`MESH_GUARD_SYSLOG`, then the catalog's
+/// `[record] syslog`, then the system's log) and tries to connect to it, sending nothing.
+pub fn forwarding_status(catalog_setting: Option<&str>) -> ForwardingStatus {
+    let env = std::env::var(SYSLOG_VAR).ok();
+    match Target::resolve(env.as_deref(), catalog_setting) {
+        Ok(target) => ForwardingStatus {
+            target: target.to_string(),
+            reachable: connect(&target).map(drop),
+        },
+        Err(e) => ForwardingStatus {
+            target: "invalid".to_string(),
+            reachable: Err(e),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse() {
+        assert_eq!(Target::parse("none"), Some(Target::None));
+        assert_eq!(
+            Target::parse("unix:/x/s"),
+            Some(Target::Unix("/x/s".into()))
+        );
+        assert_eq!(
+            Target::parse("udp://127.0.0.1:514"),
+            Some(Target::Udp("127.0.0.1:514".into()))
+        );
+        assert_eq!(
+            Target::parse("tcp://log:6514"),
+            Some(Target::Tcp("log:6514".into()))
+        );
+        assert_eq!(Target::parse("tcp://log"), None);
+        assert_eq!(Target::parse("unix:"), None);
+        assert!(Target::resolve(Some("bogus"), None).is_err());
+        assert_eq!(
+            Target::resolve(Some("none"), Some("unix:/a")),
+            Ok(Target::None)
+        );
+        assert_eq!(
+            Target::resolve(None, Some("unix:/a")),
+            Ok(Target::Unix("/a".into()))
+        );
+    }
+
+    fn row(command: &str) -> Row {
+        let mut event = crate::record::Event::now(crate::record::Kind::Refusal);
+        event.command = command.to_string();
+        event.rule = "remote-access".into();
+        Row {
+            id: 7,
+            hash: "ab".repeat(32),
+            event,
+        }
+    }
+
+    #[test]
+    fn journald_fields_use_the_binary_form_for_multi_line_values() {
+        let bytes = journald(
+            &row("ssh atlas <<EOF\nuptime\nEOF"),
+            "00",
+            Path::new("/d/a.db"),
+        );
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(text.contains("MESH_GUARD_ID=7\n"), "{text}");
+        assert!(text.contains("MESH_GUARD_RULE=remote-access\n"));
+        assert!(text.contains("SYSLOG_IDENTIFIER=mesh-guard\n"));
+        let at = bytes
+            .windows(19)
+            .position(|w| w == b"MESH_GUARD_COMMAND\n")
+            .unwrap();
+        let len = u64::from_le_bytes(bytes[at + 19..at + 27].try_into().unwrap());
+        assert_eq!(len as usize, "ssh atlas <<EOF\nuptime\nEOF".len());
+    }
+
+    #[test]
+    fn rfc5424_is_one_line_with_the_hash_in_data_and_message() {
+        let line = rfc5424(&row("a\nb ] \"c\""), "00", Path::new("/d/a.db"));
+        assert!(!line.contains('\n'));
+        assert!(line.starts_with("<84>1 "));
+        assert_eq!(line.matches(&"ab".repeat(32)).count(), 2);
+        let parsed = crate::record::logcheck::parse(&line);
+        assert_eq!(parsed.len(), 1);
+        assert_eq!(parsed[0].id, 7);
+    }
+
+    #[test]
+    fn escaping_keeps_the_structured_data_closed() {
+        assert_eq!(sd_escape(r#"a"b]c\d"#), r#"a\"b\]c\\d"#);
+        assert_eq!(sd_escape("x\ny"), "x\\ny");
+    }
+}
