@@ -24,7 +24,8 @@ pub fn arm(after: Duration, stdout: Vec<u8>, stderr: Vec<u8>) -> bool {
         },
         it_value: libc::timeval {
             tv_sec: libc::time_t::try_from(after.as_secs()).unwrap_or(libc::time_t::MAX),
-            tv_usec: libc::suseconds_t::from(after.subsec_micros()),
+            // Below 1,000,000: fits every platform's suseconds_t (i32 on macOS, i64 on Linux).
+            tv_usec: after.subsec_micros() as libc::suseconds_t,
         },
     };
     // SAFETY: the handler only reads ANSWER (set above, never changed again) and calls
