@@ -26,8 +26,69 @@ fn names(value: &toml::Value) -> Vec<(String, String)> {
     out
 }
 
+/// Links the `mesh-guard` binary as a static PIE on glibc Linux (decision 0014): the hook
+/// starts on every command an agent runs, and a dynamic binary spends more on the loader
+/// (mapping and relocating libgcc_s, libm, libc) than the hook spends deciding.
+///
+/// `-C target-feature=+crt-static` would do it, but no build script can set it, and
+/// `cargo install` ignores the repository's `.cargo/config.toml`. The std that rustup ships
+/// is the same for both links; crt-static only changes what the link asks for: `-static-pie`
+/// and the static archives (`libc.a`, `libgcc_eh.a`) instead of `libgcc_s.so`, `libc.so`.
+/// So the binary's link gets `-static-pie`, and a search directory searched first in which
+/// each library std names for a dynamic link is a linker script naming its static archive.
+/// Tests and the library are untouched (`-bins` only).
+fn link_static(out: &std::path::Path) {
+    println!("cargo:rerun-if-env-changed=MESH_GUARD_DYNAMIC");
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    let features = var("CARGO_CFG_TARGET_FEATURE");
+    if var("CARGO_CFG_TARGET_OS") != "linux"
+        || var("CARGO_CFG_TARGET_ENV") != "gnu"
+        // Already static (RUSTFLAGS with --target): nothing to add.
+        || features.split(',').any(|f| f == "crt-static")
+        || std::env::var_os("MESH_GUARD_DYNAMIC").is_some()
+    {
+        return;
+    }
+    // glibc's static archives are a separate package on some systems (glibc-static on
+    // Fedora): without them the build stays dynamic, and says so.
+    for archive in ["libc.a", "libgcc_eh.a"] {
+        let found = std::process::Command::new("cc")
+            .arg(format!("-print-file-name={archive}"))
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .is_some_and(|o| {
+                std::path::Path::new(String::from_utf8_lossy(&o.stdout).trim()).is_absolute()
+            });
+        if !found {
+            println!(
+                "cargo:warning=mesh-guard is linked dynamically: {archive} not found \
+                 (install glibc's static libraries for the faster static binary)"
+            );
+            return;
+        }
+    }
+    let dir = out.join("static-link");
+    std::fs::create_dir_all(&dir).expect("OUT_DIR is writable");
+    let scripts = [
+        ("libgcc_s.so", "GROUP(-l:libgcc_eh.a -l:libgcc.a)"),
+        ("libc.so", "GROUP(-l:libc.a -l:libgcc.a -l:libgcc_eh.a)"),
+        ("libm.so", "INPUT(-l:libm.a)"),
+        ("librt.so", "INPUT(-l:librt.a)"),
+        ("libpthread.so", "INPUT(-l:libpthread.a)"),
+        ("libdl.so", "INPUT(-l:libdl.a)"),
+        ("libutil.so", "INPUT(-l:libutil.a)"),
+    ];
+    for (name, script) in scripts {
+        std::fs::write(dir.join(name), format!("{script}\n")).expect("OUT_DIR is writable");
+    }
+    println!("cargo:rustc-link-arg-bins=-static-pie");
+    println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
+}
+
 fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    link_static(&out);
     println!("cargo:rerun-if-changed=rules");
     // (kind, name) → index of the last file that defines it: a later file's definition wins.
     let mut index = std::collections::BTreeMap::new();

@@ -22,6 +22,7 @@ pub mod audit;
 pub mod catalog;
 pub mod cli;
 pub mod config;
+pub mod deadline;
 pub mod decide;
 pub mod doctor;
 pub mod hook;
@@ -43,6 +44,17 @@ pub mod written;
 /// Hooks must never end without an answer (decision 0002): past this, the hook refuses.
 const HOOK_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// The deadline; debug builds let the tests shorten it (`MESH_GUARD_DEBUG_DEADLINE_MS`) to
+/// prove a hang refuses without waiting ten seconds.
+fn hook_deadline() -> std::time::Duration {
+    let debug = cfg!(debug_assertions)
+        .then(|| std::env::var("MESH_GUARD_DEBUG_DEADLINE_MS").ok())
+        .flatten()
+        .and_then(|ms| ms.parse().ok())
+        .map(std::time::Duration::from_millis);
+    debug.unwrap_or(HOOK_DEADLINE)
+}
+
 /// Runs a command so that every way it can fail still gives a clear answer: a panic or a
 /// hang in `hook` becomes a refusal (exit 2), never a silent pass.
 pub fn main_with(args: cli::Args) -> i32 {
@@ -53,17 +65,18 @@ pub fn main_with(args: cli::Args) -> i32 {
     if let Some(agent) = hook_agent {
         // A panic's own report would be noise to the agent; the refusal below says it.
         std::panic::set_hook(Box::new(|_| {}));
-        // The watchdog only sleeps: a small stack keeps its start cheap.
-        let _ = std::thread::Builder::new()
-            .stack_size(64 * 1024)
-            .spawn(move || {
-                std::thread::sleep(HOOK_DEADLINE);
-                std::process::exit(app::refuse(
-                    agent,
-                    &app::fail_closed("the check took too long"),
-                    None,
-                ));
-            });
+        let message = app::fail_closed("the check took too long");
+        let stdout = format!("{}\n", hook::deny(agent, &message)).into_bytes();
+        let stderr = format!("{message}\n").into_bytes();
+        if !deadline::arm(hook_deadline(), stdout, stderr) {
+            // No timer: a watchdog thread (a small stack: it only sleeps) keeps the promise.
+            let _ = std::thread::Builder::new()
+                .stack_size(64 * 1024)
+                .spawn(move || {
+                    std::thread::sleep(hook_deadline());
+                    std::process::exit(app::refuse(agent, &message, None));
+                });
+        }
     }
     // The work runs on the main thread: its stack (8 MiB by default) holds the walk, whose
     // depth the parser bounds (decision 0001), and a thread of its own would cost every

@@ -238,3 +238,36 @@ fn a_panic_inside_becomes_a_refusal() {
         out.stderr
     );
 }
+
+#[test]
+fn a_hang_becomes_a_refusal_at_the_deadline() {
+    // A hook whose input never ends hangs in its read: the deadline must still refuse.
+    let dir = Scratch::new("hang");
+    let mut child = std::process::Command::new(BIN)
+        .arg("hook")
+        .env("MESH_GUARD_CATALOG", example_catalog())
+        .env("MESH_GUARD_DB", dir.path("a.db"))
+        .env("MESH_GUARD_DEBUG_DEADLINE_MS", "300")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn mesh-guard");
+    // Held open, never written: the read cannot finish.
+    let stdin = child.stdin.take();
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "the hook hung past its deadline"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().expect("output");
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let message = claude_denial(&stdout);
+    assert!(message.contains("took too long"), "{message}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&message));
+}

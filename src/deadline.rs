@@ -1,0 +1,63 @@
+//! The hook's deadline without a thread (decisions 0002, 0014): a one-shot `SIGALRM` whose
+//! handler writes a refusal rendered before the timer was armed, then ends the process.
+//! A watchdog thread did the same, but its spawn was paid by every call, and most calls
+//! finish in a millisecond.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// The refusal's bytes, stdout then stderr, fixed before the timer is armed: the handler
+/// may only make async-signal-safe calls, so it cannot render, allocate or lock.
+static ANSWER: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
+
+/// Arms the deadline: once `after` has passed, `stdout` and `stderr` are written and the
+/// process exits with 2 at once, wherever the work is (blocked on input included).
+/// False if the timer could not be set up; the caller then needs another way.
+pub fn arm(after: Duration, stdout: Vec<u8>, stderr: Vec<u8>) -> bool {
+    if ANSWER.set((stdout, stderr)).is_err() {
+        return false;
+    }
+    let interval = libc::itimerval {
+        it_interval: libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        },
+        it_value: libc::timeval {
+            tv_sec: libc::time_t::try_from(after.as_secs()).unwrap_or(libc::time_t::MAX),
+            // Below 1,000,000: fits every platform's suseconds_t (i32 on macOS, i64 on Linux).
+            tv_usec: after.subsec_micros() as libc::suseconds_t,
+        },
+    };
+    // SAFETY: the handler only reads ANSWER (set above, never changed again) and calls
+    // write(2) and _exit(2), which are async-signal-safe; the structs are fully initialised.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_deadline as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        if libc::sigaction(libc::SIGALRM, &action, std::ptr::null_mut()) != 0 {
+            return false;
+        }
+        libc::setitimer(libc::ITIMER_REAL, &interval, std::ptr::null_mut()) == 0
+    }
+}
+
+extern "C" fn on_deadline(_signal: libc::c_int) {
+    if let Some((stdout, stderr)) = ANSWER.get() {
+        write_all(1, stdout);
+        write_all(2, stderr);
+    }
+    // SAFETY: _exit ends the process without running anything else, as a handler must.
+    unsafe { libc::_exit(2) }
+}
+
+fn write_all(fd: libc::c_int, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        // SAFETY: the pointer and length describe the live slice.
+        let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        match usize::try_from(written) {
+            Ok(n) if n > 0 => bytes = &bytes[n..],
+            // A closed or failing descriptor: nothing more can be said on it.
+            _ => return,
+        }
+    }
+}
