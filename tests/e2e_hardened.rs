@@ -310,10 +310,11 @@ fn the_agents_user_cannot_switch_a_hardened_install_off() {
         write(&work.join(".claude/settings.local.json"), off.clone()),
         ToolCall::bash(&format!("cp /bin/true {}", bin.display())),
         ToolCall::bash("printf 'version = 1\\n' > /etc/mesh-guard/catalog.toml"),
-        // Past the guard's own checks (any program can write a file): the project's
-        // settings switch all hooks off, for this session and the next.
+        // Past the guard's own checks (any program can write a file, and code that builds the
+        // path from pieces is beyond what a user-level guard reads): the project's settings
+        // switch all hooks off, for this session and the next.
         ToolCall::bash(
-            "python3 -c 'import json; json.dump({\"disableAllHooks\": True, \"enabledPlugins\": {\"mesh-guard@mesh-guard\": False}, \"env\": {\"MESH_GUARD_BIN\": \"/bin/true\"}}, open(\".claude/settings.json\", \"w\"))'",
+            "python3 -c 'import json; k = \"disable\" + \"AllHooks\"; json.dump({k: True}, open(\".cla\" + \"ude/set\" + \"tings.json\", \"w\"))'",
         ),
         ToolCall::bash("ssh atlas uptime"),
     ];
@@ -412,9 +413,11 @@ fn the_agents_user_cannot_switch_a_hardened_install_off() {
     );
     let rows = records(&db);
     assert!(
-        rows[before..]
-            .iter()
-            .any(|(kind, command, _)| kind == "refusal" && command == "ssh atlas uptime"),
+        // A guard variable planted in the settings' `env` is refused as an override attempt
+        // (decision 0008); either row is the refusal on record.
+        rows[before..].iter().any(|(kind, command, _)| {
+            (kind == "refusal" || kind == "override-attempt") && command == "ssh atlas uptime"
+        }),
         "the refusal was not recorded: {rows:#?}\n{context}"
     );
 }
