@@ -1,0 +1,41 @@
+//! What is already on disk when the hook runs, read so a command is judged as it will run
+//! (issue 13, item 5): ssh's own configuration, the current docker/podman endpoint, the
+//! user's startup-file aliases and functions, and scripts and makefiles run by path.
+//!
+//! Each part is a pure parser over text plus a thin, bounded reading layer ([`read`]). The
+//! readers never run a program (ssh's `Match exec` is the reason `ssh -G` is not asked), never
+//! block (FIFOs and devices are refused before and after opening), and stop at
+//! [`read::MAX_FILE_BYTES`] per file and [`read::MAX_FILES`] files per [`read::Reader`].
+//!
+//! Callers read only when a guarded or unknown program needs the answer: the path where no
+//! guarded program appears must stay free of file reads, so nothing here runs at start-up.
+//!
+//! An answer is exact or [`Value::Unknown`]; a value ssh, docker or bash might not use is
+//! never returned as known.
+
+pub mod endpoint;
+pub mod make;
+mod pattern;
+pub mod read;
+pub mod ssh;
+pub mod startup;
+
+#[cfg(test)]
+mod fixture_tests;
+
+/// A value as the program would use it, or unknown when it cannot be known without running
+/// something, reading past a bound, or guessing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Known(String),
+    Unknown,
+}
+
+impl Value {
+    pub fn known(&self) -> Option<&str> {
+        match self {
+            Value::Known(text) => Some(text),
+            Value::Unknown => None,
+        }
+    }
+}
