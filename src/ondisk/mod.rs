@@ -16,6 +16,7 @@
 pub mod endpoint;
 pub mod make;
 mod pattern;
+pub mod podman;
 pub mod read;
 pub mod ssh;
 pub mod startup;

@@ -265,3 +265,5 @@ mod dest;
 mod lex;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+pub(crate) mod tests_memory;

@@ -1,34 +1,7 @@
 use super::super::Value;
-use super::super::read::{Files, Read};
 use super::*;
-use std::collections::BTreeMap;
 
-/// Files from memory; globs match with ssh's wildcards, sorted like glob(3).
-#[derive(Default)]
-pub(crate) struct Memory {
-    pub files: BTreeMap<String, String>,
-    pub reads: usize,
-}
-
-impl Files for Memory {
-    fn read(&mut self, path: &str) -> Read {
-        self.reads += 1;
-        match self.files.get(path) {
-            Some(text) if text == "<unreadable>" => Read::Unreadable,
-            Some(text) => Read::Text(text.clone()),
-            None => Read::Absent,
-        }
-    }
-    fn glob(&mut self, pattern: &str) -> Option<Vec<String>> {
-        let found = self.files.keys();
-        Some(
-            found
-                .filter(|p| crate::ondisk::pattern::wildcard(pattern, p))
-                .cloned()
-                .collect(),
-        )
-    }
-}
+use super::tests_memory::Memory;
 
 const HOME: &str = "/home/me";
 
