@@ -3,8 +3,8 @@
 //! whose endpoint is in the context store under the SHA-256 of the context's name.
 //! podman's counterpart is in [`podman`](super::podman).
 
-use super::Value;
 use super::read::{Files, Read};
+use super::{Malformed, Value};
 use sha2::{Digest, Sha256};
 
 /// The endpoint of docker's `default` context when `DOCKER_HOST` is unset.
@@ -34,7 +34,7 @@ pub fn docker(env: Env, home: &str, context_flag: Option<&str>, files: &mut dyn 
             Read::Text(text) => match current_context(&text) {
                 Ok(Some(name)) => name,
                 Ok(None) => "default".into(),
-                Err(()) => return Value::Unknown,
+                Err(Malformed) => return Value::Unknown,
             },
         }
     };
@@ -53,13 +53,13 @@ pub fn docker(env: Env, home: &str, context_flag: Option<&str>, files: &mut dyn 
 }
 
 /// `currentContext` of a docker CLI `config.json`; `Err` when the file is not valid JSON.
-pub fn current_context(config_json: &str) -> Result<Option<String>, ()> {
-    let config: serde_json::Value = serde_json::from_str(config_json).map_err(|_| ())?;
+pub fn current_context(config_json: &str) -> Result<Option<String>, Malformed> {
+    let config: serde_json::Value = serde_json::from_str(config_json).map_err(|_| Malformed)?;
     match config.get("currentContext") {
         None | Some(serde_json::Value::Null) => Ok(None),
         Some(serde_json::Value::String(name)) if name.is_empty() => Ok(None),
         Some(serde_json::Value::String(name)) => Ok(Some(name.clone())),
-        Some(_) => Err(()),
+        Some(_) => Err(Malformed),
     }
 }
 

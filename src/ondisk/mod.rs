@@ -40,3 +40,7 @@ impl Value {
         }
     }
 }
+
+/// A file the program would reject or misread: what it holds cannot be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Malformed;

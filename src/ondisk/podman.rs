@@ -7,6 +7,7 @@
 //! `[engine] active_service`); a name is looked up in `podman-connections.json` first, then
 //! in `[engine.service_destinations.NAME]`.
 
+use super::Malformed;
 use super::endpoint::{Env, var};
 use super::read::{Files, Read};
 use std::collections::HashMap;
@@ -37,25 +38,25 @@ pub struct EngineConf {
 }
 
 /// Merges containers.conf texts in reading order: a later file overrides an earlier one.
-pub fn engine_conf(texts: &[String]) -> Result<EngineConf, ()> {
+pub fn engine_conf(texts: &[String]) -> Result<EngineConf, Malformed> {
     let mut conf = EngineConf::default();
     for text in texts {
-        let table: toml::Table = text.parse().map_err(|_| ())?;
+        let table: toml::Table = text.parse().map_err(|_| Malformed)?;
         let Some(engine) = table.get("engine") else {
             continue;
         };
-        let engine = engine.as_table().ok_or(())?;
+        let engine = engine.as_table().ok_or(Malformed)?;
         if let Some(remote) = engine.get("remote") {
-            conf.remote = Some(remote.as_bool().ok_or(())?);
+            conf.remote = Some(remote.as_bool().ok_or(Malformed)?);
         }
         if let Some(active) = engine.get("active_service") {
-            conf.active_service = Some(active.as_str().ok_or(())?.to_string());
+            conf.active_service = Some(active.as_str().ok_or(Malformed)?.to_string());
         }
         if let Some(destinations) = engine.get("service_destinations") {
-            for (name, destination) in destinations.as_table().ok_or(())? {
+            for (name, destination) in destinations.as_table().ok_or(Malformed)? {
                 if let Some(uri) = destination.get("uri") {
                     conf.destinations
-                        .insert(name.clone(), uri.as_str().ok_or(())?.to_string());
+                        .insert(name.clone(), uri.as_str().ok_or(Malformed)?.to_string());
                 }
             }
         }
@@ -64,20 +65,20 @@ pub fn engine_conf(texts: &[String]) -> Result<EngineConf, ()> {
 }
 
 /// `Connection.Default` and `Connection.Connections.NAME.URI` of `podman-connections.json`.
-pub fn connections(json: &str) -> Result<(Option<String>, HashMap<String, String>), ()> {
-    let root: serde_json::Value = serde_json::from_str(json).map_err(|_| ())?;
+pub fn connections(json: &str) -> Result<(Option<String>, HashMap<String, String>), Malformed> {
+    let root: serde_json::Value = serde_json::from_str(json).map_err(|_| Malformed)?;
     let Some(connection) = root.get("Connection") else {
         return Ok((None, HashMap::new()));
     };
     let default = match connection.get("Default") {
         Some(serde_json::Value::String(name)) if !name.is_empty() => Some(name.clone()),
         None | Some(serde_json::Value::String(_)) | Some(serde_json::Value::Null) => None,
-        Some(_) => return Err(()),
+        Some(_) => return Err(Malformed),
     };
     let mut uris = HashMap::new();
     if let Some(list) = connection.get("Connections").and_then(|c| c.as_object()) {
         for (name, entry) in list {
-            let uri = entry.get("URI").and_then(|u| u.as_str()).ok_or(())?;
+            let uri = entry.get("URI").and_then(|u| u.as_str()).ok_or(Malformed)?;
             uris.insert(name.clone(), uri.to_string());
         }
     }
@@ -153,7 +154,7 @@ pub fn podman(env: Env, home: &str, uid: u32, flags: &Flags, files: &mut dyn Fil
         Read::Unreadable => return Endpoint::Unknown,
         Read::Text(text) => match connections(&text) {
             Ok(found) => found,
-            Err(()) => return Endpoint::Unknown,
+            Err(Malformed) => return Endpoint::Unknown,
         },
     };
     let name = flags.connection.map(String::from).or(named).or(default);
