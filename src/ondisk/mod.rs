@@ -39,6 +39,16 @@ impl Value {
             Value::Unknown => None,
         }
     }
+
+    /// Lower-cased, as ssh lowers a host name (an address is kept as written).
+    pub fn lowered(self) -> Value {
+        match self {
+            Value::Known(name) if name.parse::<std::net::IpAddr>().is_err() => {
+                Value::Known(name.to_lowercase())
+            }
+            other => other,
+        }
+    }
 }
 
 /// A file the program would reject or misread: what it holds cannot be used.

@@ -92,6 +92,11 @@ impl State<'_, '_> {
             return;
         }
         for arg in args {
+            // Tokens and `${VAR}` in the path need ssh's own state or environment.
+            if arg.contains(['%', '$']) {
+                self.poisoned |= applies != Applies::No;
+                continue;
+            }
             let path = if let Some(rest) = arg.strip_prefix("~/") {
                 format!("{}/{rest}", self.context.home)
             } else if arg.starts_with('/') {
@@ -146,11 +151,17 @@ impl State<'_, '_> {
             let criterion = match name {
                 "all" => Applies::Yes,
                 "canonical" | "final" => {
-                    self.want_final = true;
+                    // Only a plain `final` asks for the second pass.
+                    self.want_final |= name == "final" && !negate;
                     Applies::from(self.final_pass)
                 }
                 _ => {
-                    let Some(arg) = args.next() else {
+                    // `host=pattern` is the same as `host pattern`.
+                    let (name, arg) = match name.split_once('=') {
+                        Some((name, _)) => (name, attribute.split_once('=').map(|(_, a)| a)),
+                        None => (name, args.next().map(String::as_str)),
+                    };
+                    let Some(arg) = arg.filter(|a| !a.is_empty()) else {
                         self.poisoned = true;
                         return Applies::Maybe;
                     };
@@ -169,7 +180,7 @@ impl State<'_, '_> {
 
     fn criterion(&mut self, name: &str, arg: &str) -> Applies {
         let subject = match name {
-            "host" => self.hostname(&self.original).known().map(str::to_lowercase),
+            "host" => self.hostname(&self.original).known().map(String::from),
             "originalhost" => Some(self.original.clone()),
             "user" => match self.options.get("user") {
                 Some(Slot::Known(line)) => line.args.first().cloned(),

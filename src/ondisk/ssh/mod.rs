@@ -89,8 +89,9 @@ fn resolve_at(
     let mut state = State {
         context,
         files,
-        host: destination.host.to_lowercase(),
-        original: destination.host.to_lowercase(),
+        // The first pass matches `Host` patterns against the name as typed, case and all.
+        host: destination.host.clone(),
+        original: destination.host.clone(),
         options: HashMap::new(),
         poisoned: false,
         final_pass: false,
@@ -114,16 +115,26 @@ fn resolve_at(
         Some(Slot::Unknown) => true,
         None => false,
     };
+    // ssh takes the name into use (lower-cased unless an address) before the final pass,
+    // whose `Host` lines match it and whose `HostName` can no longer change it.
+    let mut hostname = state.hostname(&destination.host).lowered();
     if state.want_final || canonicalize {
-        match state.hostname(&destination.host) {
-            Value::Known(hostname) => state.host = hostname.to_lowercase(),
+        match &hostname {
+            Value::Known(name) => {
+                state.host = name.clone();
+                let escaped = name.replace('%', "%%");
+                state.options.insert(
+                    "hostname".into(),
+                    Slot::Known(Line::with("hostname", &escaped)),
+                );
+            }
             Value::Unknown => state.poisoned = true,
         }
         state.final_pass = true;
         state.read_sources(sources);
     }
-    let mut hostname = state.hostname(&destination.host);
-    if canonicalize {
+    // Canonicalization and CNAME following ask the DNS.
+    if canonicalize || state.options.contains_key("canonicalizepermittedcnames") {
         hostname = Value::Unknown;
     }
     let user = match state.options.get("user") {

@@ -65,7 +65,11 @@ fn negated_and_wildcard_host_patterns() {
     let mut memory = with_config("Host node-0? !node-09\n  HostName %h.grid\n", "");
     assert_eq!(go(&mut memory, "node-01").hostname, known("node-01.grid"));
     assert_eq!(go(&mut memory, "node-09").hostname, known("node-09"));
-    assert_eq!(go(&mut memory, "NODE-02").hostname, known("NODE-02.grid"));
+    // Host patterns compare the name as typed, case and all; ssh then lowers the name.
+    assert_eq!(go(&mut memory, "NODE-02").hostname, known("node-02"));
+    let mut memory = with_config("Host Web\n  HostName %h.Grid\n", "");
+    assert_eq!(go(&mut memory, "Web").hostname, known("web.grid"));
+    assert_eq!(go(&mut memory, "web").hostname, known("web"));
 }
 
 #[test]
@@ -121,6 +125,35 @@ fn match_final_reparses_with_the_resolved_name() {
     assert_eq!(resolved.user, known("finaluser"));
     // Host lines match the resolved name in the final pass.
     assert_eq!(resolved.port, known("7"));
+}
+
+#[test]
+fn match_forms_and_passes() {
+    let config = "Match host=DB.*,!db.old originalhost=db*\n  User eq\nHost db.new\n  Port 1\n";
+    let mut memory = with_config(config, "");
+    assert_eq!(go(&mut memory, "db.new").user, known("eq"));
+    assert_eq!(go(&mut memory, "db.old").user, known("me"));
+    // `canonical` alone asks for no second pass, so its block never applies.
+    let mut memory = with_config("Match canonical\n  User c\n", "");
+    assert_eq!(go(&mut memory, "a").user, known("me"));
+    // In the final pass a HostName can no longer change the name.
+    let config = "Host a\n  User u\nMatch final\n  HostName late\n  Port 3\n";
+    let mut memory = with_config(config, "");
+    let resolved = go(&mut memory, "a");
+    assert_eq!((resolved.hostname, resolved.port), (known("a"), known("3")));
+    // A Match with an unknown attribute, or none, makes ssh refuse the file.
+    let mut memory = with_config("Match sometime x\n  User v\n", "");
+    assert_eq!(go(&mut memory, "a").user, Value::Unknown);
+}
+
+#[test]
+fn include_paths_with_tokens_are_unknown() {
+    let mut memory = with_config("Host *\n  Port 5\nInclude ~/%h.conf\n", "");
+    let resolved = go(&mut memory, "a");
+    assert_eq!(
+        (resolved.port, resolved.hostname),
+        (known("5"), Value::Unknown)
+    );
 }
 
 #[test]
