@@ -278,3 +278,5 @@ mod lex;
 mod tests;
 #[cfg(test)]
 pub(crate) mod tests_memory;
+#[cfg(test)]
+mod tests_proxy;
