@@ -12,6 +12,19 @@
 //!
 //! An answer is exact or [`Value::Unknown`]; a value ssh, docker or bash might not use is
 //! never returned as known.
+//!
+//! How the decision code calls it, once per hook call with one [`read::Reader`]:
+//! - `ssh`/`scp`/`sftp`/`rsync -e ssh` to DEST: [`ssh::resolve`] with [`ssh::sources`]
+//!   (`-o` lines, `-F`), the passwd entry's home, and the command line's user and port; judge
+//!   the resolved host name, every [`ssh::Proxy::Jumps`] hop, and a `ProxyCommand`'s text as
+//!   a command.
+//! - `docker` without `-H`: [`endpoint::docker`]; `podman`/`podman-remote`:
+//!   [`podman::podman`]. An `ssh://` endpoint's host is itself an ssh destination.
+//! - A program word that is not a known program: [`startup::read`] for aliases and function
+//!   bodies (parse the body as shell code; `complete == false` makes an unmatched name
+//!   unknown rather than absent).
+//! - `bash x.sh`, `./x.sh`, `source x.sh`: [`read::read_script`]; `make [-f F]`:
+//!   [`make::read`], judging every recipe line and `parse_time` command as shell code.
 
 pub mod endpoint;
 pub mod make;

@@ -186,7 +186,8 @@ fn merge(into: &mut BTreeMap<String, Value>, found: Vec<(String, Value)>) {
     }
 }
 
-/// The startup files bash may read for the agent's shell, in `home` (the passwd entry's).
+/// The startup files bash may read for the agent's shell. bash finds them through `$HOME`
+/// (unlike ssh, which asks the passwd entry), so `home` is the agent shell's `HOME`.
 pub fn startup_files(home: &str) -> Vec<String> {
     [
         ".bash_profile",

@@ -169,7 +169,8 @@ fn resolve_at(
             }
         }
         Some(Slot::Known(line)) => {
-            let jumps = line.args.first().map(String::as_str).unwrap_or("");
+            // ssh takes the rest of the line, up to a `#`.
+            let jumps = line.rest.split('#').next().unwrap_or("").trim_end();
             drop(state);
             jump_chain(jumps, sources, context, files, jump_depth)
         }

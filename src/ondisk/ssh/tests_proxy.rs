@@ -67,3 +67,14 @@ fn destinations() {
     assert_eq!(d("fd00::1", true).unwrap().host, "fd00::1");
     assert_eq!(d("u@", true), None);
 }
+
+#[test]
+fn proxy_jump_takes_the_rest_of_the_line_up_to_a_comment() {
+    let mut memory = with_config("Host a\n  ProxyJump=ssh://u@j1:2,j2 # the bastions\n", "");
+    let Proxy::Jumps(hops) = go(&mut memory, "a").proxy else {
+        panic!("jumps")
+    };
+    let names: Vec<_> = hops.iter().map(|h| h.hostname.clone()).collect();
+    assert_eq!(names, [known("j1"), known("j2")]);
+    assert_eq!((&hops[0].user, &hops[0].port), (&known("u"), &known("2")));
+}
