@@ -15,6 +15,11 @@ pub struct Makefile {
     pub parse_time: Vec<String>,
     /// Files named by `include`: their recipes are not here.
     pub includes: Vec<String>,
+    /// `.ONESHELL` is set: each rule's lines run as one script, to be judged joined.
+    pub one_shell: bool,
+    /// The value given to `SHELL` or `.SHELLFLAGS`, as written: recipes are shell code only
+    /// for a shell the caller knows.
+    pub shell: Vec<String>,
     /// False when something changes how lines are read (`.RECIPEPREFIX`) or hides
     /// commands from this reading (`define`, `include`).
     pub complete: bool,
@@ -148,9 +153,16 @@ pub fn parse(text: &str) -> Makefile {
                     .parse_time
                     .push(trimmed[eq + 1..].trim().to_string());
             }
-            (Some(eq), colon) if colon.is_none_or(|c| c >= eq.saturating_sub(2)) => {}
+            (Some(eq), colon) if colon.is_none_or(|c| c >= eq.saturating_sub(2)) => {
+                let name = trimmed[..eq].trim_end_matches([':', '?', '+', ' ', '\t']);
+                let name = name.rsplit([' ', '\t']).next().unwrap_or(name);
+                if name == "SHELL" || name == ".SHELLFLAGS" {
+                    makefile.shell.push(trimmed[eq + 1..].trim().to_string());
+                }
+            }
             (_, Some(colon)) if !DIRECTIVES.contains(&word) => {
                 let targets = trimmed[..colon].trim().to_string();
+                makefile.one_shell |= targets == ".ONESHELL";
                 let mut lines = Vec::new();
                 if let Some((_, inline)) = trimmed[colon..].split_once(';') {
                     let command = strip_prefixes(inline);

@@ -85,3 +85,13 @@ fn conditionals_keep_both_branches() {
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].1, ["ssh a", "ssh b"]);
 }
+
+#[test]
+fn the_shell_and_one_shell_are_reported() {
+    let text =
+        "SHELL := /usr/bin/python3\noverride .SHELLFLAGS = -c\n.ONESHELL:\nall:\n\tprint(1)\n";
+    let makefile = parse(text);
+    assert_eq!(makefile.shell, ["/usr/bin/python3", "-c"]);
+    assert!(makefile.one_shell);
+    assert!(!parse("all:\n\tls\n").one_shell);
+}
