@@ -39,13 +39,19 @@ pub struct Definitions {
 
 /// The aliases, functions and sourced paths of one startup file's text.
 pub fn scan(text: &str, home: &str) -> Scan {
+    scan_at(text, home, 0)
+}
+
+fn scan_at(text: &str, home: &str, depth: usize) -> Scan {
     let mut scan = Scan::default();
     let inherited = HashMap::from([("HOME".to_string(), vec![home.to_string()])]);
     let Ok(script) = crate::shell::parse(text, 0, &inherited) else {
         return scan;
     };
     scan.complete = script.incomplete.is_none();
-    for command in &script.commands {
+    // Payloads (`bash -c '…'`, ssh's remote command) run elsewhere: what they define
+    // does not reach this shell. `eval` is followed below instead.
+    for command in script.commands.iter().filter(|c| c.depth == 0) {
         match command.words.first().map(String::as_str) {
             Some("alias") => {
                 for word in command.words[1..].iter().filter(|w| !w.starts_with('-')) {
@@ -59,6 +65,19 @@ pub fn scan(text: &str, home: &str) -> Scan {
                     scan.aliases.push((name.clone(), Value::Unknown));
                 }
             }
+            // Text only known when the shell starts may define anything.
+            Some("eval") if !command.words.iter().all(|w| crate::shell::is_known(w)) => {
+                scan.complete = false;
+            }
+            // eval's known text runs as code of this file: its definitions count.
+            Some("eval") if depth < MAX_SOURCE_DEPTH => {
+                let inner = scan_at(&command.words[1..].join(" "), home, depth + 1);
+                scan.complete &= inner.complete;
+                scan.aliases.extend(inner.aliases);
+                scan.functions.extend(inner.functions);
+                scan.sources.extend(inner.sources);
+            }
+            Some("eval") => scan.complete = false,
             Some("." | "source") => {
                 let path = command.words.get(1).map_or("", String::as_str);
                 let path = match path.strip_prefix("~/") {

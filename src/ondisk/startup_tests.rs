@@ -102,6 +102,10 @@ fn a_heredoc_closing_the_body_and_a_redirect_stay_in_it() {
 fn an_unparsable_file_is_incomplete() {
     assert!(!scan("f() { echo", HOME).complete);
     assert!(scan("alias a=b", HOME).complete);
+    assert!(!scan("eval \"$(dircolors -b)\"", HOME).complete);
+    assert!(scan("eval 'alias k=kubectl'", HOME).complete);
+    assert_eq!(alias("eval 'alias k=kubectl'", "k"), Some(known("kubectl")));
+    assert_eq!(alias("bash -c 'alias c=elsewhere'", "c"), None);
 }
 
 #[test]
