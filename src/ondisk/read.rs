@@ -188,6 +188,11 @@ mod tests {
         let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
         assert_eq!(read_bounded(&fifo), Read::Unreadable);
+        // A symlink is followed, as the program would: to a FIFO still refused.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        assert_eq!(read_bounded(&link), Read::Unreadable);
+        assert_eq!(read_script("link", dir.path()), None);
         assert_eq!(read_bounded(Path::new("/dev/zero")), Read::Unreadable);
     }
 
