@@ -36,6 +36,8 @@ pub mod startup;
 
 #[cfg(test)]
 mod fixture_tests;
+#[cfg(test)]
+mod robust_tests;
 
 /// A value as the program would use it, or unknown when it cannot be known without running
 /// something, reading past a bound, or guessing.
