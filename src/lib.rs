@@ -30,6 +30,7 @@ pub mod install;
 pub mod instead;
 pub mod mcp;
 pub mod message;
+pub mod ondisk;
 pub mod policy_test;
 pub mod record;
 pub mod rules;
