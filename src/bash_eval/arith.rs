@@ -1,0 +1,312 @@
+//! Arithmetic as bash's expr.c evaluates `$(( … ))`, offsets and lengths: 64-bit signed
+//! integers that wrap, bash's precedence (unary minus binds tighter than `**`), `base#n`,
+//! `0x`/octal literals, variables whose values are expressions in turn. An error bash
+//! reports (division by zero, a negative exponent, a bad digit) is unknown, and so are
+//! assignments and `++`/`--`, which change variables the walk tracks elsewhere.
+
+use super::Value;
+
+/// How deep variables may refer to expressions that name variables.
+const MAX_DEPTH: usize = 32;
+
+/// A variable's value as the walk knows it: `None` when the variable is unset.
+pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<Value>;
+
+/// The expression's value in decimal, as `$(( … ))` prints it.
+pub fn eval(expr: &str, lookup: Lookup) -> Value {
+    match eval_int(expr, lookup) {
+        Some(n) => Value::Known(n.to_string()),
+        None => Value::Unknown,
+    }
+}
+
+/// The expression's value, `None` when it is unknown.
+pub fn eval_int(expr: &str, lookup: Lookup) -> Option<i64> {
+    eval_at(expr, lookup, 0)
+}
+
+fn eval_at(expr: &str, lookup: Lookup, depth: usize) -> Option<i64> {
+    if depth > MAX_DEPTH || expr.contains('\0') {
+        return None;
+    }
+    let mut p = Parser { s: expr.as_bytes(), i: 0, lookup, depth, noeval: 0 };
+    p.skip_blanks();
+    if p.i == p.s.len() {
+        return Some(0);
+    }
+    let value = p.comma()?;
+    p.skip_blanks();
+    (p.i == p.s.len()).then_some(value)
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+    lookup: Lookup<'a>,
+    depth: usize,
+    /// Inside the side of `&&`, `||` or `?:` that bash does not evaluate: errors there
+    /// do not count.
+    noeval: usize,
+}
+
+/// Binary operators by precedence level, loosest first (after `?:`).
+const LEVELS: &[&[&str]] = &[
+    &["||"],
+    &["&&"],
+    &["|"],
+    &["^"],
+    &["&"],
+    &["==", "!="],
+    &["<=", ">=", "<", ">"],
+    &["<<", ">>"],
+    &["+", "-"],
+    &["*", "/", "%"],
+];
+
+impl Parser<'_> {
+    fn skip_blanks(&mut self) {
+        while self.s.get(self.i).is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n')) {
+            self.i += 1;
+        }
+    }
+
+    fn peek(&mut self, op: &str) -> bool {
+        self.skip_blanks();
+        self.s[self.i..].starts_with(op.as_bytes())
+    }
+
+    /// The operator at this point, if it is `op` and not the start of a longer one.
+    fn eat(&mut self, op: &str) -> bool {
+        if !self.peek(op) {
+            return false;
+        }
+        let next = self.s.get(self.i + op.len()).copied();
+        let longer = match op {
+            "|" => matches!(next, Some(b'|' | b'=')),
+            "&" => matches!(next, Some(b'&' | b'=')),
+            "<" => matches!(next, Some(b'<' | b'=')),
+            ">" => matches!(next, Some(b'>' | b'=')),
+            "*" => matches!(next, Some(b'*' | b'=')),
+            "+" => matches!(next, Some(b'+' | b'=')),
+            "-" => matches!(next, Some(b'-' | b'=')),
+            "<<" | ">>" | "/" | "%" | "^" | "**" => next == Some(b'='),
+            "!" => next == Some(b'='),
+            _ => false,
+        };
+        if longer {
+            return false;
+        }
+        self.i += op.len();
+        true
+    }
+
+    fn comma(&mut self) -> Option<i64> {
+        let mut value = self.ternary()?;
+        while self.eat(",") {
+            value = self.ternary()?;
+        }
+        Some(value)
+    }
+
+    fn ternary(&mut self) -> Option<i64> {
+        let cond = self.binary(0)?;
+        if !self.eat("?") {
+            return Some(cond);
+        }
+        let yes = self.guarded(cond == 0, Self::comma)?;
+        if !self.eat(":") {
+            return None;
+        }
+        let no = self.guarded(cond != 0, Self::ternary)?;
+        Some(if cond != 0 { yes } else { no })
+    }
+
+    /// Parses with `f`, not evaluating when `skip`.
+    fn guarded(&mut self, skip: bool, f: impl FnOnce(&mut Self) -> Option<i64>) -> Option<i64> {
+        self.noeval += usize::from(skip);
+        let value = f(self);
+        self.noeval -= usize::from(skip);
+        value
+    }
+
+    fn binary(&mut self, level: usize) -> Option<i64> {
+        let Some(ops) = LEVELS.get(level) else {
+            return self.power();
+        };
+        let mut left = self.binary(level + 1)?;
+        'next: loop {
+            for op in *ops {
+                if !self.eat(op) {
+                    continue;
+                }
+                let skip = match *op {
+                    "&&" => left == 0,
+                    "||" => left != 0,
+                    _ => false,
+                };
+                let right = self.guarded(skip, |p| p.binary_next(level))?;
+                left = self.apply(op, left, right)?;
+                continue 'next;
+            }
+            return Some(left);
+        }
+    }
+
+    fn binary_next(&mut self, level: usize) -> Option<i64> {
+        self.binary(level + 1)
+    }
+
+    fn apply(&self, op: &str, a: i64, b: i64) -> Option<i64> {
+        let bool = |x: bool| i64::from(x);
+        Some(match op {
+            "||" => bool(a != 0 || b != 0),
+            "&&" => bool(a != 0 && b != 0),
+            "|" => a | b,
+            "^" => a ^ b,
+            "&" => a & b,
+            "==" => bool(a == b),
+            "!=" => bool(a != b),
+            "<=" => bool(a <= b),
+            ">=" => bool(a >= b),
+            "<" => bool(a < b),
+            ">" => bool(a > b),
+            // bash shifts with the machine's instruction, which takes the count modulo 64.
+            "<<" => a.wrapping_shl((b & 63) as u32),
+            ">>" => a.wrapping_shr((b & 63) as u32),
+            "+" => a.wrapping_add(b),
+            "-" => a.wrapping_sub(b),
+            "*" => a.wrapping_mul(b),
+            "/" | "%" if b == 0 => return if self.noeval > 0 { Some(0) } else { None },
+            "/" => a.wrapping_div(b),
+            "%" => a.wrapping_rem(b),
+            _ => return None,
+        })
+    }
+
+    /// `**`, right to left; its operands are unary expressions.
+    fn power(&mut self) -> Option<i64> {
+        let base = self.unary()?;
+        if !self.eat("**") {
+            return Some(base);
+        }
+        let exp = self.power()?;
+        if exp < 0 {
+            return None; // bash reports it even where it does not evaluate
+        }
+        let (mut result, mut base, mut exp) = (1i64, base, exp);
+        while exp != 0 {
+            if exp & 1 == 1 {
+                result = result.wrapping_mul(base);
+            }
+            exp >>= 1;
+            base = base.wrapping_mul(base);
+        }
+        Some(result)
+    }
+
+    fn unary(&mut self) -> Option<i64> {
+        if self.peek("++") || self.peek("--") {
+            return None;
+        }
+        if self.eat("-") {
+            return self.unary().map(i64::wrapping_neg);
+        }
+        if self.eat("+") {
+            return self.unary();
+        }
+        if self.eat("!") {
+            return self.unary().map(|v| i64::from(v == 0));
+        }
+        if self.eat("~") {
+            return self.unary().map(|v| !v);
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> Option<i64> {
+        self.skip_blanks();
+        if self.eat("(") {
+            let value = self.comma()?;
+            return self.eat(")").then_some(value);
+        }
+        let start = self.i;
+        let word = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'#' | b'@');
+        while self.s.get(self.i).is_some_and(word) {
+            self.i += 1;
+        }
+        let token = std::str::from_utf8(&self.s[start..self.i]).ok()?;
+        let first = *token.as_bytes().first()?;
+        let value = if first.is_ascii_digit() {
+            number(token)?
+        } else if (first.is_ascii_alphabetic() || first == b'_') && is_name(token) {
+            self.variable(token)?
+        } else {
+            return None;
+        };
+        // `x[…]`, `x = …`, `x += …`, `x++`: arrays and changes are not worked out here.
+        self.skip_blanks();
+        let rest = &self.s[self.i..];
+        let assigns = rest.first() == Some(&b'=') && rest.get(1) != Some(&b'=');
+        let op_assigns = ["*=", "/=", "%=", "+=", "-=", "<<=", ">>=", "&=", "^=", "|="]
+            .iter()
+            .any(|op| rest.starts_with(op.as_bytes()));
+        if rest.first() == Some(&b'[') || assigns || op_assigns || self.peek("++") || self.peek("--") {
+            return None;
+        }
+        Some(value)
+    }
+
+    fn variable(&self, name: &str) -> Option<i64> {
+        if self.noeval > 0 {
+            return Some(0);
+        }
+        match (self.lookup)(name) {
+            None => Some(0),
+            Some(Value::Unknown) => None,
+            Some(Value::Known(text)) => eval_at(&text, self.lookup, self.depth + 1),
+        }
+    }
+}
+
+fn is_name(token: &str) -> bool {
+    token.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
+/// A literal as bash's strlong reads it: `0x1f`, `017`, `2#101`, `64#_@`, `12`.
+fn number(token: &str) -> Option<i64> {
+    let (mut base, digits) = if let Some(hex) = token.strip_prefix("0x").or(token.strip_prefix("0X")) {
+        (16, hex)
+    } else if token.len() > 1 && token.starts_with('0') {
+        (8, &token[1..])
+    } else {
+        (10, token)
+    };
+    let digits = match digits.split_once('#') {
+        Some((b, rest)) if base == 10 && !b.is_empty() && !rest.is_empty() => {
+            base = b.parse::<i64>().ok().filter(|b| (2..=64).contains(b))?;
+            rest
+        }
+        Some(_) => return None,
+        None => digits,
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut value: i64 = 0;
+    for c in digits.bytes() {
+        let d = match c {
+            b'0'..=b'9' => i64::from(c - b'0'),
+            b'a'..=b'z' => i64::from(c - b'a') + 10,
+            b'A'..=b'Z' if base <= 36 => i64::from(c - b'A') + 10,
+            b'A'..=b'Z' => i64::from(c - b'A') + 36,
+            b'@' => 62,
+            b'_' => 63,
+            _ => return None,
+        };
+        if d >= base {
+            return None;
+        }
+        value = value.wrapping_mul(base).wrapping_add(d);
+    }
+    Some(value)
+}

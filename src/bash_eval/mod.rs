@@ -1,0 +1,84 @@
+//! Bash's own evaluation of the expansions a command builds its words with: brace
+//! expansion, parameter operations, arithmetic, `printf` and backslash escapes.
+//!
+//! Every function here is pure (no files, environment or processes) and answers in one of
+//! two ways: the value bash would compute, exactly, or [`Value::Unknown`]. It never answers
+//! a near value: a guard that trusts `${h%.evil}` to be `atlas.evil` lets `atlas` through
+//! (issue 13). Where bash's result depends on something this module does not see (the
+//! locale for non-ASCII text, shell options such as `extglob`, array attributes), the
+//! answer is Unknown.
+//!
+//! The walk (src/shell) keeps a word as text with [`crate::shell::UNKNOWN`] for parts it
+//! cannot know; [`Value::from_marked`] and [`Value::into_marked`] convert between the two.
+
+pub mod arith;
+pub mod brace;
+mod brace_seq;
+pub mod escape;
+pub mod glob;
+pub mod param;
+pub mod printf;
+
+#[cfg(test)]
+mod tests;
+
+/// What an expansion yields: bash's exact text, or nothing trustworthy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Known(String),
+    Unknown,
+}
+
+impl Value {
+    pub fn known(text: impl Into<String>) -> Self {
+        Value::Known(text.into())
+    }
+
+    pub fn as_known(&self) -> Option<&str> {
+        match self {
+            Value::Known(s) => Some(s),
+            Value::Unknown => None,
+        }
+    }
+
+    /// The walk's form: a text holding the NUL marker is unknown (bash strings hold no NUL).
+    pub fn from_marked(text: &str) -> Self {
+        if text.contains('\0') {
+            Value::Unknown
+        } else {
+            Value::Known(text.to_string())
+        }
+    }
+
+    /// Back to the walk's form: unknown becomes a lone NUL marker.
+    pub fn into_marked(self) -> String {
+        match self {
+            Value::Known(s) => s,
+            Value::Unknown => "\0".to_string(),
+        }
+    }
+}
+
+/// One piece of a word as the walk sees it after quote removal. Brace expansion and
+/// patterns need to know which characters were quoted: `"{a,b}"` and `"*"` are literal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    /// Unquoted source text: braces, glob characters and `&` are active.
+    Bare(String),
+    /// Quoted or backslash-escaped text, or the value of an expansion: always literal.
+    Quoted(String),
+    /// A piece whose value cannot be known.
+    Unknown,
+}
+
+/// The text of parts when every one is known, `None` otherwise.
+pub fn known_text(parts: &[Part]) -> Option<String> {
+    let mut out = String::new();
+    for part in parts {
+        match part {
+            Part::Bare(s) | Part::Quoted(s) => out.push_str(s),
+            Part::Unknown => return None,
+        }
+    }
+    Some(out)
+}

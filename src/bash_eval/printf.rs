@@ -1,0 +1,287 @@
+//! The `printf` builtin's output for a format and arguments: `%s %b %c %d %i %o %u %x %X`
+//! with flags, width and precision (`*` too), `%%`, escapes in the format, and the format
+//! used again while arguments remain. Floating point, `%q`, `%(…)T` and anything bash
+//! would report as an error are unknown.
+
+use super::Value;
+use super::escape::{Dialect, decode};
+
+/// Widths past this are not worked out (the output would only be padding).
+const MAX_WIDTH: i64 = 4096;
+const MAX_OUTPUT: usize = 64 * 1024;
+
+#[derive(Debug, Clone, Default)]
+struct Spec {
+    left: bool,
+    zero: bool,
+    plus: bool,
+    space: bool,
+    alt: bool,
+    /// `None`: none given; `Some(None)`: `*`, from the arguments.
+    width: Option<Option<i64>>,
+    precision: Option<Option<i64>>,
+    conversion: u8,
+}
+
+enum Seg {
+    Text(String),
+    Spec(Spec),
+}
+
+/// What `printf FORMAT ARGS…` writes (before `-v` or a command substitution takes it).
+pub fn printf(format: &str, args: &[Value]) -> Value {
+    let Some(segs) = parse(format) else {
+        return Value::Unknown;
+    };
+    let Some(args) = args.iter().map(Value::as_known).collect::<Option<Vec<&str>>>() else {
+        return Value::Unknown;
+    };
+    let mut out = String::new();
+    let mut next = 0;
+    loop {
+        let before = next;
+        for seg in &segs {
+            match seg {
+                Seg::Text(text) => out.push_str(text),
+                Seg::Spec(spec) => match convert(spec, &args, &mut next, &mut out) {
+                    Some(true) => {}
+                    Some(false) => return Value::Known(out), // `\c` in a `%b` argument
+                    None => return Value::Unknown,
+                },
+            }
+            if out.len() > MAX_OUTPUT {
+                return Value::Unknown;
+            }
+        }
+        // bash reuses the format while arguments remain and the format takes some.
+        if next >= args.len() || next == before {
+            return Value::Known(out);
+        }
+    }
+}
+
+fn parse(format: &str) -> Option<Vec<Seg>> {
+    let mut segs = Vec::new();
+    let mut rest = format;
+    while !rest.is_empty() {
+        let end = rest.find('%').unwrap_or(rest.len());
+        if end > 0 {
+            let text = decode(&rest[..end], Dialect::Format).text;
+            segs.push(Seg::Text(text.as_known()?.to_string()));
+        }
+        rest = &rest[end..];
+        if rest.is_empty() {
+            break;
+        }
+        let (spec, used) = spec(rest.as_bytes())?;
+        match spec {
+            Some(spec) => segs.push(Seg::Spec(spec)),
+            None => segs.push(Seg::Text("%".into())),
+        }
+        rest = &rest[used..];
+    }
+    Some(segs)
+}
+
+/// The conversion at the start of `b` (a `%`): `None` for `%%`, with the bytes it used.
+fn spec(b: &[u8]) -> Option<(Option<Spec>, usize)> {
+    if b.get(1) == Some(&b'%') {
+        return Some((None, 2));
+    }
+    let mut spec = Spec::default();
+    let mut i = 1;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'-' => spec.left = true,
+            b'0' => spec.zero = true,
+            b'+' => spec.plus = true,
+            b' ' => spec.space = true,
+            b'#' => spec.alt = true,
+            _ => break,
+        }
+        i += 1;
+    }
+    let number = |i: &mut usize| -> Option<Option<i64>> {
+        if b.get(*i) == Some(&b'*') {
+            *i += 1;
+            return Some(None);
+        }
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        let digits = std::str::from_utf8(&b[start..*i]).ok()?;
+        Some(Some(if digits.is_empty() { 0 } else { digits.parse().ok()? }))
+    };
+    if b.get(i).is_some_and(|c| c.is_ascii_digit() || *c == b'*') {
+        spec.width = Some(number(&mut i)?);
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        spec.precision = Some(number(&mut i)?);
+    }
+    // Length modifiers change nothing for bash's own integers.
+    while b.get(i).is_some_and(|c| b"hlLjztq".contains(c)) {
+        i += 1;
+    }
+    spec.conversion = *b.get(i)?;
+    if !b"sbcdiouxX".contains(&spec.conversion) {
+        return None;
+    }
+    Some((Some(spec), i + 1))
+}
+
+/// Writes one conversion; `Some(false)` when a `\c` ended all output.
+fn convert(spec: &Spec, args: &[&str], next: &mut usize, out: &mut String) -> Option<bool> {
+    let mut take = || {
+        let arg = args.get(*next).copied();
+        *next += 1;
+        arg
+    };
+    let mut left = spec.left;
+    let mut width = match spec.width {
+        None => 0,
+        Some(Some(w)) => w,
+        Some(None) => integer(take().unwrap_or(""))?,
+    };
+    if width < 0 {
+        left = true;
+        width = width.checked_neg()?;
+    }
+    if width > MAX_WIDTH {
+        return None;
+    }
+    let precision = match spec.precision {
+        None => None,
+        Some(Some(p)) => Some(p),
+        Some(None) => Some(integer(take().unwrap_or(""))?).filter(|p| *p >= 0),
+    };
+    if precision.is_some_and(|p| p > MAX_WIDTH) {
+        return None;
+    }
+    let arg = take();
+    let mut keep_going = true;
+    let body = match spec.conversion {
+        b's' | b'b' | b'c' => {
+            if spec.zero {
+                return None; // the C library's reading of `%05s` is not pinned down
+            }
+            let mut text = match spec.conversion {
+                b's' => arg.unwrap_or("").to_string(),
+                b'b' => {
+                    let decoded = decode(arg.unwrap_or(""), Dialect::Echo);
+                    keep_going = !decoded.stop;
+                    decoded.text.as_known()?.to_string()
+                }
+                // No argument prints nothing; an empty one a NUL.
+                _ => match arg {
+                    None => String::new(),
+                    Some(a) => a.chars().next()?.to_string(),
+                },
+            };
+            if !text.is_ascii() {
+                return None; // bytes or characters: the locale decides
+            }
+            if let Some(p) = precision.filter(|_| spec.conversion != b'c') {
+                text.truncate(p as usize);
+            }
+            pad(text, width as usize, left, false)
+        }
+        _ => {
+            let n = integer(arg.unwrap_or(""))?;
+            let digits = digits(spec, n, precision);
+            pad(digits, width as usize, left, spec.zero && precision.is_none())
+        }
+    };
+    out.push_str(&body);
+    Some(keep_going)
+}
+
+fn pad(text: String, width: usize, left: bool, zero: bool) -> String {
+    let fill = width.saturating_sub(text.len());
+    if fill == 0 {
+        return text;
+    }
+    if left {
+        return text + &" ".repeat(fill);
+    }
+    if zero {
+        // Zeros go after the sign and the 0x prefix.
+        let sign = usize::from(text.starts_with(['-', '+', ' ']));
+        let hex = text[sign..].starts_with("0x") || text[sign..].starts_with("0X");
+        let (head, tail) = text.split_at(sign + if hex { 2 } else { 0 });
+        return format!("{head}{}{tail}", "0".repeat(fill));
+    }
+    " ".repeat(fill) + &text
+}
+
+/// A number as C's printf writes it for one conversion of `spec`.
+fn digits(spec: &Spec, n: i64, precision: Option<i64>) -> String {
+    let unsigned = n as u64;
+    let (sign, mut body) = match spec.conversion {
+        b'd' | b'i' => {
+            let sign = if n < 0 {
+                "-"
+            } else if spec.plus {
+                "+"
+            } else if spec.space {
+                " "
+            } else {
+                ""
+            };
+            (sign, n.unsigned_abs().to_string())
+        }
+        b'o' => ("", format!("{unsigned:o}")),
+        b'u' => ("", unsigned.to_string()),
+        b'x' => ("", format!("{unsigned:x}")),
+        _ => ("", format!("{unsigned:X}")),
+    };
+    match precision {
+        Some(0) if n == 0 => body.clear(),
+        Some(p) if (p as usize) > body.len() => {
+            body = "0".repeat(p as usize - body.len()) + &body;
+        }
+        _ => {}
+    }
+    let prefix = match spec.conversion {
+        b'o' if spec.alt && !body.starts_with('0') => "0",
+        b'x' if spec.alt && n != 0 => "0x",
+        b'X' if spec.alt && n != 0 => "0X",
+        _ => "",
+    };
+    format!("{sign}{prefix}{body}")
+}
+
+/// bash's reading of a numeric argument: C's strtoimax in base 0 (`0x1f`, `017`), or
+/// `'c` for a character's code. Anything bash would complain about is `None`.
+fn integer(arg: &str) -> Option<i64> {
+    if let Some(rest) = arg.strip_prefix('\'').or(arg.strip_prefix('"')) {
+        return match rest.chars().next() {
+            None => Some(0),
+            Some(c) if c.is_ascii() => Some(c as i64),
+            Some(_) => None,
+        };
+    }
+    if arg.is_empty() {
+        return Some(0);
+    }
+    let trimmed = arg.trim_start_matches([' ', '\t', '\n']);
+    let (negative, unsigned) = match trimmed.as_bytes().first() {
+        Some(b'-') => (true, &trimmed[1..]),
+        Some(b'+') => (false, &trimmed[1..]),
+        _ => (false, trimmed),
+    };
+    let (radix, digits) = if let Some(hex) = unsigned.strip_prefix("0x").or(unsigned.strip_prefix("0X")) {
+        (16, hex)
+    } else if unsigned.len() > 1 && unsigned.starts_with('0') {
+        (8, &unsigned[1..])
+    } else {
+        (10, unsigned)
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let magnitude = i128::from_str_radix(digits, radix).ok()?;
+    let value = if negative { -magnitude } else { magnitude };
+    i64::try_from(value).ok()
+}

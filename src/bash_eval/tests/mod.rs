@@ -1,0 +1,9 @@
+//! Unit tests by class, and differential tests against the real bash.
+
+mod arith;
+mod brace;
+mod differential;
+mod escape;
+mod oracle;
+mod param;
+mod printf;
