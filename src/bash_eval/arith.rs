@@ -29,7 +29,13 @@ fn eval_at(expr: &str, lookup: Lookup, depth: usize) -> Option<i64> {
     if depth > MAX_DEPTH || expr.contains('\0') {
         return None;
     }
-    let mut p = Parser { s: expr.as_bytes(), i: 0, lookup, depth, noeval: 0 };
+    let mut p = Parser {
+        s: expr.as_bytes(),
+        i: 0,
+        lookup,
+        depth,
+        noeval: 0,
+    };
     p.skip_blanks();
     if p.i == p.s.len() {
         return Some(0);
@@ -65,7 +71,11 @@ const LEVELS: &[&[&str]] = &[
 
 impl Parser<'_> {
     fn skip_blanks(&mut self) {
-        while self.s.get(self.i).is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n')) {
+        while self
+            .s
+            .get(self.i)
+            .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n'))
+        {
             self.i += 1;
         }
     }
@@ -250,7 +260,12 @@ impl Parser<'_> {
         let op_assigns = ["*=", "/=", "%=", "+=", "-=", "<<=", ">>=", "&=", "^=", "|="]
             .iter()
             .any(|op| rest.starts_with(op.as_bytes()));
-        if rest.first() == Some(&b'[') || assigns || op_assigns || self.peek("++") || self.peek("--") {
+        if rest.first() == Some(&b'[')
+            || assigns
+            || op_assigns
+            || self.peek("++")
+            || self.peek("--")
+        {
             return None;
         }
         Some(value)
@@ -269,18 +284,21 @@ impl Parser<'_> {
 }
 
 fn is_name(token: &str) -> bool {
-    token.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+    token
+        .bytes()
+        .all(|c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
 /// A literal as bash's strlong reads it: `0x1f`, `017`, `2#101`, `64#_@`, `12`.
 fn number(token: &str) -> Option<i64> {
-    let (mut base, digits) = if let Some(hex) = token.strip_prefix("0x").or(token.strip_prefix("0X")) {
-        (16, hex)
-    } else if token.len() > 1 && token.starts_with('0') {
-        (8, &token[1..])
-    } else {
-        (10, token)
-    };
+    let (mut base, digits) =
+        if let Some(hex) = token.strip_prefix("0x").or(token.strip_prefix("0X")) {
+            (16, hex)
+        } else if token.len() > 1 && token.starts_with('0') {
+            (8, &token[1..])
+        } else {
+            (10, token)
+        };
     let digits = match digits.split_once('#') {
         Some((b, rest)) if base == 10 && !b.is_empty() && !rest.is_empty() => {
             base = b.parse::<i64>().ok().filter(|b| (2..=64).contains(b))?;

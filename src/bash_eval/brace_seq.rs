@@ -18,7 +18,9 @@ pub(super) fn terms(text: &str) -> Result<Option<Vec<String>>, ()> {
     };
     let rb = rest.as_bytes();
     let signed_digit = |i: usize| rb.get(i).is_some_and(u8::is_ascii_digit);
-    let (right, after) = if signed_digit(0) || (matches!(rb.first(), Some(b'+' | b'-')) && signed_digit(1)) {
+    let (right, after) = if signed_digit(0)
+        || (matches!(rb.first(), Some(b'+' | b'-')) && signed_digit(1))
+    {
         let (n, used) = strtoimax(rest).ok_or(())?;
         let after = &rest[used..];
         if !(after.is_empty() || after.starts_with('.')) {
@@ -64,7 +66,9 @@ fn is_letter(s: &str) -> bool {
 /// bash's legal_number: an optional sign and decimal digits, nothing else (a word holds no
 /// blanks, so strtoimax's leading blanks never occur).
 fn legal_number(s: &str) -> Option<i64> {
-    strtoimax(s).filter(|(_, used)| *used == s.len()).map(|(n, _)| n)
+    strtoimax(s)
+        .filter(|(_, used)| *used == s.len())
+        .map(|(n, _)| n)
 }
 
 /// Base-10 strtoimax: the value and how many bytes it used; `None` when there are no
@@ -94,9 +98,8 @@ fn strtoimax(s: &str) -> Option<(i64, usize)> {
 
 /// Zero padding applies when either term is written with a leading zero (`01`, `-01`).
 fn pad_width(lhs: &str, rhs: &str) -> usize {
-    let padded = |s: &str| {
-        (s.len() > 1 && s.starts_with('0')) || (s.len() > 2 && s.starts_with("-0"))
-    };
+    let padded =
+        |s: &str| (s.len() > 1 && s.starts_with('0')) || (s.len() > 2 && s.starts_with("-0"));
     let mut width = 0;
     for term in [lhs, rhs] {
         if padded(term) && width < term.len() {

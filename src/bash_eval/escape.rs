@@ -90,9 +90,8 @@ pub fn decode(text: &str, dialect: Dialect) -> Decoded {
                 let (value, used) = digits(&b[i..], 16, max);
                 if used == 0 {
                     out.extend_from_slice(&[b'\\', c]);
-                } else if c == b'x' {
-                    out.push(value as u8);
-                } else if value < 0x80 {
+                } else if c == b'x' || value < 0x80 {
+                    // `\x` gives a byte; `\u` past ASCII gives the locale's encoding.
                     out.push(value as u8);
                 } else {
                     return unknown;

@@ -12,7 +12,10 @@ enum Item {
     Any,
     /// `*`
     Star,
-    Bracket { negated: bool, members: Vec<Member> },
+    Bracket {
+        negated: bool,
+        members: Vec<Member>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -91,7 +91,7 @@ pub fn replace(value: &str, pattern: &[Part], replacement: &[Part], anchor: Anch
     let (Some(chars), Some(pat)) = (ascii(value), Pattern::compile(pattern)) else {
         return Value::Unknown;
     };
-    if replacement.iter().any(|p| *p == Part::Unknown) {
+    if replacement.contains(&Part::Unknown) {
         return Value::Unknown;
     }
     let rep = |matched: &[char]| -> String {
@@ -124,7 +124,10 @@ pub fn replace(value: &str, pattern: &[Part], replacement: &[Part], anchor: Anch
         return Value::known(value);
     }
     let found = match anchor {
-        Anchor::Start => (0..=n).rev().find(|&e| pat.matches(&chars[..e])).map(|e| (0, e)),
+        Anchor::Start => (0..=n)
+            .rev()
+            .find(|&e| pat.matches(&chars[..e]))
+            .map(|e| (0, e)),
         Anchor::End => (0..=n).find(|&s| pat.matches(&chars[s..])).map(|s| (s, n)),
         Anchor::First => first_match(&pat, &chars, 0),
         Anchor::All => return Value::Known(replace_all(&pat, &chars, rep)),
@@ -138,7 +141,12 @@ pub fn replace(value: &str, pattern: &[Part], replacement: &[Part], anchor: Anch
 /// The leftmost position where the pattern matches, with its longest match there.
 fn first_match(pat: &Pattern, chars: &[char], from: usize) -> Option<(usize, usize)> {
     let n = chars.len();
-    (from..=n).find_map(|s| (s..=n).rev().find(|&e| pat.matches(&chars[s..e])).map(|e| (s, e)))
+    (from..=n).find_map(|s| {
+        (s..=n)
+            .rev()
+            .find(|&e| pat.matches(&chars[s..e]))
+            .map(|e| (s, e))
+    })
 }
 
 fn replace_all(pat: &Pattern, chars: &[char], rep: impl Fn(&[char]) -> String) -> String {
@@ -219,7 +227,9 @@ pub fn fallback(current: Option<&Value>, colon: bool, op: Fallback, word: Value)
         Some(Value::Unknown) => None,
     };
     match (op, set) {
-        (Fallback::Default | Fallback::Assign, Some(true)) => current.cloned().unwrap_or(Value::Unknown),
+        (Fallback::Default | Fallback::Assign, Some(true)) => {
+            current.cloned().unwrap_or(Value::Unknown)
+        }
         (Fallback::Default | Fallback::Assign, Some(false)) => word,
         (Fallback::Alternative, Some(true)) => word,
         (Fallback::Alternative, Some(false)) => Value::known(""),

@@ -33,7 +33,11 @@ pub fn printf(format: &str, args: &[Value]) -> Value {
     let Some(segs) = parse(format) else {
         return Value::Unknown;
     };
-    let Some(args) = args.iter().map(Value::as_known).collect::<Option<Vec<&str>>>() else {
+    let Some(args) = args
+        .iter()
+        .map(Value::as_known)
+        .collect::<Option<Vec<&str>>>()
+    else {
         return Value::Unknown;
     };
     let mut out = String::new();
@@ -111,7 +115,11 @@ fn spec(b: &[u8]) -> Option<(Option<Spec>, usize)> {
             *i += 1;
         }
         let digits = std::str::from_utf8(&b[start..*i]).ok()?;
-        Some(Some(if digits.is_empty() { 0 } else { digits.parse().ok()? }))
+        Some(Some(if digits.is_empty() {
+            0
+        } else {
+            digits.parse().ok()?
+        }))
     };
     if b.get(i).is_some_and(|c| c.is_ascii_digit() || *c == b'*') {
         spec.width = Some(number(&mut i)?);
@@ -190,7 +198,12 @@ fn convert(spec: &Spec, args: &[&str], next: &mut usize, out: &mut String) -> Op
         _ => {
             let n = integer(arg.unwrap_or(""))?;
             let digits = digits(spec, n, precision);
-            pad(digits, width as usize, left, spec.zero && precision.is_none())
+            pad(
+                digits,
+                width as usize,
+                left,
+                spec.zero && precision.is_none(),
+            )
         }
     };
     out.push_str(&body);
@@ -271,13 +284,14 @@ fn integer(arg: &str) -> Option<i64> {
         Some(b'+') => (false, &trimmed[1..]),
         _ => (false, trimmed),
     };
-    let (radix, digits) = if let Some(hex) = unsigned.strip_prefix("0x").or(unsigned.strip_prefix("0X")) {
-        (16, hex)
-    } else if unsigned.len() > 1 && unsigned.starts_with('0') {
-        (8, &unsigned[1..])
-    } else {
-        (10, unsigned)
-    };
+    let (radix, digits) =
+        if let Some(hex) = unsigned.strip_prefix("0x").or(unsigned.strip_prefix("0X")) {
+            (16, hex)
+        } else if unsigned.len() > 1 && unsigned.starts_with('0') {
+            (8, &unsigned[1..])
+        } else {
+            (10, unsigned)
+        };
     if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
         return None;
     }

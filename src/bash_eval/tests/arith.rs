@@ -1,1 +1,80 @@
+//! Arithmetic: expected values, as bash 5.2 gives them.
 
+use crate::bash_eval::Value;
+use crate::bash_eval::arith::eval_int;
+
+fn vars(name: &str) -> Option<Value> {
+    match name {
+        "a" => Some(Value::known("3")),
+        "expr" => Some(Value::known("a*2+1")),
+        "empty" => Some(Value::known("")),
+        "loop" => Some(Value::known("loop+1")),
+        "unknown" => Some(Value::Unknown),
+        _ => None,
+    }
+}
+
+fn e(expr: &str) -> Option<i64> {
+    eval_int(expr, &vars)
+}
+
+#[test]
+fn operators_and_precedence() {
+    assert_eq!(e("0+1"), Some(1));
+    assert_eq!(e("1 + 2 * 3"), Some(7));
+    assert_eq!(e("-2**2"), Some(4));
+    assert_eq!(e("2**3**2"), Some(512));
+    assert_eq!(e("7 / 2, 7 % -3"), Some(1));
+    assert_eq!(e("1 < 2 && 3 >= 3 || 0"), Some(1));
+    assert_eq!(e("~0 ^ 5 | 2 & 3"), Some(-6));
+    assert_eq!(e("0 ? 1 : 2 ? 3 : 4"), Some(3));
+    assert_eq!(e("!5 + !0"), Some(1));
+    assert_eq!(e(""), Some(0));
+    assert_eq!(e(" ( 1 + 2 ) * 3 "), Some(9));
+}
+
+#[test]
+fn literals_in_every_base() {
+    assert_eq!(e("0x1F"), Some(31));
+    assert_eq!(e("017"), Some(15));
+    assert_eq!(e("2#101"), Some(5));
+    assert_eq!(e("36#zz"), Some(1295));
+    assert_eq!(e("64#_@"), Some(63 * 64 + 62));
+    assert_eq!(e("08"), None);
+    assert_eq!(e("3#3"), None);
+    assert_eq!(e("65#1"), None);
+}
+
+#[test]
+fn sixty_four_bit_wrapping() {
+    assert_eq!(e("9223372036854775807 + 1"), Some(i64::MIN));
+    assert_eq!(e("9223372036854775808"), Some(i64::MIN));
+    assert_eq!(e("(-9223372036854775807-1) / -1"), Some(i64::MIN));
+    assert_eq!(e("(-9223372036854775807-1) % -1"), Some(0));
+    assert_eq!(e("1 << 64"), Some(1));
+    assert_eq!(e("1 << -1"), Some(i64::MIN));
+    assert_eq!(e("3 ** 40"), Some(3i64.wrapping_pow(40)));
+}
+
+#[test]
+fn variables_are_expressions() {
+    assert_eq!(e("a + 1"), Some(4));
+    assert_eq!(e("expr * 2"), Some(14));
+    assert_eq!(e("unset + empty"), Some(0));
+    assert_eq!(e("loop"), None);
+    assert_eq!(e("unknown + 1"), None);
+    assert_eq!(e("0 && unknown"), Some(0));
+}
+
+#[test]
+fn errors_and_changes_are_unknown() {
+    assert_eq!(e("1 / 0"), None);
+    assert_eq!(e("0 && 1 / 0"), Some(0));
+    assert_eq!(e("2 ** -1"), None);
+    assert_eq!(e("0 && 2 ** -1"), None);
+    for expr in [
+        "a = 1", "a += 1", "a++", "++a", "a[1]", "1 +", "(1", "1 2", "'1'",
+    ] {
+        assert_eq!(e(expr), None, "{expr}");
+    }
+}

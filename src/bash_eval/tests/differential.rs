@@ -42,8 +42,25 @@ fn brace_expansion_matches_bash() {
     }
     let mut g = Gen::new(1);
     let alphabet = [
-        "{", "}", ",", "a", "b", "1", "..", "0", "-", "{1..3}", "{a,b}", "{0", "5}", "{x..z}",
-        "{-2..2..2}", "{c..a}", "{09..11}", "{a}", "{}",
+        "{",
+        "}",
+        ",",
+        "a",
+        "b",
+        "1",
+        "..",
+        "0",
+        "-",
+        "{1..3}",
+        "{a,b}",
+        "{0",
+        "5}",
+        "{x..z}",
+        "{-2..2..2}",
+        "{c..a}",
+        "{09..11}",
+        "{a}",
+        "{}",
     ];
     let quoted = [",", "{", "}", "a", ".."];
     let cases = (0..CASES)
@@ -54,8 +71,10 @@ fn brace_expansion_matches_bash() {
             parts.insert(0, Part::Bare("p".into()));
             parts.push(Part::Bare("q".into()));
             let ours = brace::expand(&parts).ok().map(|words| {
-                let texts: Vec<String> =
-                    words.iter().map(|w| crate::bash_eval::known_text(w).unwrap_or_default()).collect();
+                let texts: Vec<String> = words
+                    .iter()
+                    .map(|w| crate::bash_eval::known_text(w).unwrap_or_default())
+                    .collect();
                 texts.join("\n") + "\n"
             });
             (format!("printf '%s\\n' p{source}q"), ours)
@@ -64,13 +83,41 @@ fn brace_expansion_matches_bash() {
     compare("brace", 70, cases);
 }
 
-const VALUES: [&str; 10] =
-    ["atlas.evil", "node-001", "aXbXc", "", "a.b.c", "ABC-def", "x", "0012", "a b", "..--"];
+const VALUES: [&str; 10] = [
+    "atlas.evil",
+    "node-001",
+    "aXbXc",
+    "",
+    "a.b.c",
+    "ABC-def",
+    "x",
+    "0012",
+    "a b",
+    "..--",
+];
 
 fn pattern(g: &mut Gen) -> (String, Vec<Part>) {
     let alphabet = [
-        "*", "?", "a", "b", ".", "-", "e", "l", "0", "1", "[ab]", "[!a]", "[^.]", "[a-c]",
-        "[[:digit:]]", "[[:upper:]]", "X", "[", "]", "c",
+        "*",
+        "?",
+        "a",
+        "b",
+        ".",
+        "-",
+        "e",
+        "l",
+        "0",
+        "1",
+        "[ab]",
+        "[!a]",
+        "[^.]",
+        "[a-c]",
+        "[[:digit:]]",
+        "[[:upper:]]",
+        "X",
+        "[",
+        "]",
+        "c",
     ];
     let n = 1 + g.below(4);
     word(g, &alphabet, &["*", "?", ".", "a"], n)
@@ -82,16 +129,29 @@ fn pattern_operations_match_bash() {
         return;
     }
     let mut g = Gen::new(2);
-    let ops = [("#", Trim::ShortestPrefix), ("##", Trim::LongestPrefix), ("%", Trim::ShortestSuffix), ("%%", Trim::LongestSuffix)];
+    let ops = [
+        ("#", Trim::ShortestPrefix),
+        ("##", Trim::LongestPrefix),
+        ("%", Trim::ShortestSuffix),
+        ("%%", Trim::LongestSuffix),
+    ];
     let mut cases = Vec::new();
     for _ in 0..CASES {
         let v = g.pick(&VALUES);
         let (src, pat) = pattern(&mut g);
         let (op, trim) = ops[g.below(ops.len())];
         let ours = param::remove(v, &pat, trim);
-        cases.push((format!("x={}; printf %s \"${{x{op}{src}}}\"", quote(v)), ours.as_known().map(str::to_string)));
+        cases.push((
+            format!("x={}; printf %s \"${{x{op}{src}}}\"", quote(v)),
+            ours.as_known().map(str::to_string),
+        ));
     }
-    let anchors = [("/", Anchor::First), ("//", Anchor::All), ("/#", Anchor::Start), ("/%", Anchor::End)];
+    let anchors = [
+        ("/", Anchor::First),
+        ("//", Anchor::All),
+        ("/#", Anchor::Start),
+        ("/%", Anchor::End),
+    ];
     for _ in 0..CASES {
         let v = g.pick(&VALUES);
         let (src, pat) = pattern(&mut g);
@@ -99,15 +159,32 @@ fn pattern_operations_match_bash() {
         let (rsrc, rep) = word(&mut g, &["&", "r", "-", "Z"], &["&", "q"], n);
         let (op, anchor) = anchors[g.below(anchors.len())];
         let ours = param::replace(v, &pat, &rep, anchor);
-        cases.push((format!("x={}; printf %s \"${{x{op}{src}/{rsrc}}}\"", quote(v)), ours.as_known().map(str::to_string)));
+        cases.push((
+            format!("x={}; printf %s \"${{x{op}{src}/{rsrc}}}\"", quote(v)),
+            ours.as_known().map(str::to_string),
+        ));
     }
-    let cases_ops = [("^", Case::UpperFirst), ("^^", Case::UpperAll), (",", Case::LowerFirst), (",,", Case::LowerAll), ("~", Case::ToggleFirst), ("~~", Case::ToggleAll)];
+    let cases_ops = [
+        ("^", Case::UpperFirst),
+        ("^^", Case::UpperAll),
+        (",", Case::LowerFirst),
+        (",,", Case::LowerAll),
+        ("~", Case::ToggleFirst),
+        ("~~", Case::ToggleAll),
+    ];
     for _ in 0..CASES / 2 {
         let v = g.pick(&VALUES);
         let (op, kind) = cases_ops[g.below(cases_ops.len())];
-        let (src, pat) = if g.below(2) == 0 { (String::new(), Vec::new()) } else { pattern(&mut g) };
+        let (src, pat) = if g.below(2) == 0 {
+            (String::new(), Vec::new())
+        } else {
+            pattern(&mut g)
+        };
         let ours = param::case(v, kind, &pat);
-        cases.push((format!("x={}; printf %s \"${{x{op}{src}}}\"", quote(v)), ours.as_known().map(str::to_string)));
+        cases.push((
+            format!("x={}; printf %s \"${{x{op}{src}}}\"", quote(v)),
+            ours.as_known().map(str::to_string),
+        ));
     }
     compare("patterns", 80, cases);
 }
@@ -129,24 +206,48 @@ fn other_parameter_operations_match_bash() {
         let o = arith::eval_int(off, &no_vars).expect("offset");
         let l = arith::eval_int(len, &no_vars).expect("length");
         let ours = param::substring(v, o, with_len.then_some(l));
-        let src = if with_len { format!("${{x: {off}: {len}}}") } else { format!("${{x: {off}}}") };
-        cases.push((format!("x={}; printf %s \"{src}\"", quote(v)), ours.as_known().map(str::to_string)));
+        let src = if with_len {
+            format!("${{x: {off}: {len}}}")
+        } else {
+            format!("${{x: {off}}}")
+        };
+        cases.push((
+            format!("x={}; printf %s \"{src}\"", quote(v)),
+            ours.as_known().map(str::to_string),
+        ));
     }
     for v in VALUES {
-        cases.push((format!("x={}; printf %s \"${{#x}}\"", quote(v)), param::length(v).as_known().map(str::to_string)));
+        cases.push((
+            format!("x={}; printf %s \"${{#x}}\"", quote(v)),
+            param::length(v).as_known().map(str::to_string),
+        ));
         for op in ['Q', 'U', 'u', 'L', 'E'] {
             let ours = param::transform(v, op);
-            cases.push((format!("x={}; printf %s \"${{x@{op}}}\"", quote(v)), ours.as_known().map(str::to_string)));
+            cases.push((
+                format!("x={}; printf %s \"${{x@{op}}}\"", quote(v)),
+                ours.as_known().map(str::to_string),
+            ));
         }
     }
-    let states: [(&str, Option<Value>); 3] = [("unset x", None), ("x=", Some(Value::known(""))), ("x=set", Some(Value::known("set")))];
-    let ops = [("-", Fallback::Default), ("=", Fallback::Assign), ("+", Fallback::Alternative)];
+    let states: [(&str, Option<Value>); 3] = [
+        ("unset x", None),
+        ("x=", Some(Value::known(""))),
+        ("x=set", Some(Value::known("set"))),
+    ];
+    let ops = [
+        ("-", Fallback::Default),
+        ("=", Fallback::Assign),
+        ("+", Fallback::Alternative),
+    ];
     for (setup, current) in &states {
         for (op, kind) in ops {
             for colon in [false, true] {
                 let ours = param::fallback(current.as_ref(), colon, kind, Value::known("w"));
                 let c = if colon { ":" } else { "" };
-                cases.push((format!("{setup}; printf %s \"${{x{c}{op}w}}\""), ours.as_known().map(str::to_string)));
+                cases.push((
+                    format!("{setup}; printf %s \"${{x{c}{op}w}}\""),
+                    ours.as_known().map(str::to_string),
+                ));
             }
         }
     }
@@ -154,15 +255,50 @@ fn other_parameter_operations_match_bash() {
 }
 
 fn expression(g: &mut Gen, depth: usize) -> String {
-    let leaves = ["0", "1", "7", "-3", "0x1F", "017", "2#101", "36#zz", "64#_@", "9223372036854775807", "a", "b", "c", "d", "e", "08", "3#3"];
+    let leaves = [
+        "0",
+        "1",
+        "7",
+        "-3",
+        "0x1F",
+        "017",
+        "2#101",
+        "36#zz",
+        "64#_@",
+        "9223372036854775807",
+        "a",
+        "b",
+        "c",
+        "d",
+        "e",
+        "08",
+        "3#3",
+    ];
     if depth == 0 || g.below(4) == 0 {
         return g.pick(&leaves).to_string();
     }
-    let binary = ["+", "-", "*", "/", "%", "**", "<<", ">>", "<", "<=", "==", "!=", "&", "|", "^", "&&", "||", ","];
+    let binary = [
+        "+", "-", "*", "/", "%", "**", "<<", ">>", "<", "<=", "==", "!=", "&", "|", "^", "&&",
+        "||", ",",
+    ];
     match g.below(5) {
-        0 => format!("{}({})", g.pick(&["-", "!", "~", "+", ""]), expression(g, depth - 1)),
-        1 => format!("{} ? {} : {}", expression(g, depth - 1), expression(g, depth - 1), expression(g, depth - 1)),
-        _ => format!("{} {} {}", expression(g, depth - 1), g.pick(&binary), expression(g, depth - 1)),
+        0 => format!(
+            "{}({})",
+            g.pick(&["-", "!", "~", "+", ""]),
+            expression(g, depth - 1)
+        ),
+        1 => format!(
+            "{} ? {} : {}",
+            expression(g, depth - 1),
+            expression(g, depth - 1),
+            expression(g, depth - 1)
+        ),
+        _ => format!(
+            "{} {} {}",
+            expression(g, depth - 1),
+            g.pick(&binary),
+            expression(g, depth - 1)
+        ),
     }
 }
 
@@ -183,7 +319,10 @@ fn arithmetic_matches_bash() {
         .map(|_| {
             let e = expression(&mut g, 3);
             let ours = arith::eval(&e, &vars);
-            (format!("a=3 b=-2 c='a*2+1' e=; unset d; printf %s \"$(({e}))\""), ours.as_known().map(str::to_string))
+            (
+                format!("a=3 b=-2 c='a*2+1' e=; unset d; printf %s \"$(({e}))\""),
+                ours.as_known().map(str::to_string),
+            )
         })
         .collect();
     compare("arithmetic", 60, cases);
@@ -194,8 +333,14 @@ fn printf_matches_bash() {
     if !available("printf_matches_bash") {
         return;
     }
-    let pieces = ["ss", "%s", "%d", "%5s", "%-4d|", "%05d", "%x", "%#X", "%o", "%.2s", "%b", "%c", "%%", "\\n", "\\x41", "\\101", "\\t", "%*d", "%.3d", "%+i", "% d", "%u", "\\u0068", "at%s", "\\c", "\\q", "%-6b|"];
-    let args = ["12", "-3", "0x1f", "010", "abc", "a\\nb", "a\\cb", "'A", "", "\\x68", "\\0101", "7z", " 5"];
+    let pieces = [
+        "ss", "%s", "%d", "%5s", "%-4d|", "%05d", "%x", "%#X", "%o", "%.2s", "%b", "%c", "%%",
+        "\\n", "\\x41", "\\101", "\\t", "%*d", "%.3d", "%+i", "% d", "%u", "\\u0068", "at%s",
+        "\\c", "\\q", "%-6b|",
+    ];
+    let args = [
+        "12", "-3", "0x1f", "010", "abc", "a\\nb", "a\\cb", "'A", "", "\\x68", "\\0101", "7z", " 5",
+    ];
     let mut g = Gen::new(5);
     let cases = (0..CASES)
         .map(|_| {
@@ -204,7 +349,10 @@ fn printf_matches_bash() {
             let values: Vec<Value> = argv.iter().map(|a| Value::known(*a)).collect();
             let ours = printf::printf(&format, &values);
             let quoted: Vec<String> = argv.iter().map(|a| quote(a)).collect();
-            (format!("printf {} {}", quote(&format), quoted.join(" ")), ours.as_known().map(str::to_string))
+            (
+                format!("printf {} {}", quote(&format), quoted.join(" ")),
+                ours.as_known().map(str::to_string),
+            )
         })
         .collect();
     compare("printf", 70, cases);
@@ -215,16 +363,47 @@ fn escapes_match_bash() {
     if !available("escapes_match_bash") {
         return;
     }
-    let pieces = ["a", "\\n", "\\t", "\\x41", "\\x4", "\\xg", "\\101", "\\0101", "\\1", "\\u0041", "\\U00000042", "\\e", "\\z", "\\\"", "\\'", "\\?", "\\\\", "\\cA", "\\c", "\\a", "\\v", "\\r", "b", "\\x7e"];
+    let pieces = [
+        "a",
+        "\\n",
+        "\\t",
+        "\\x41",
+        "\\x4",
+        "\\xg",
+        "\\101",
+        "\\0101",
+        "\\1",
+        "\\u0041",
+        "\\U00000042",
+        "\\e",
+        "\\z",
+        "\\\"",
+        "\\'",
+        "\\?",
+        "\\\\",
+        "\\cA",
+        "\\c",
+        "\\a",
+        "\\v",
+        "\\r",
+        "b",
+        "\\x7e",
+    ];
     let mut g = Gen::new(6);
     let mut cases = Vec::new();
     for _ in 0..CASES {
         let text: String = (0..1 + g.below(5)).map(|_| g.pick(&pieces)).collect();
         // `$'…'` needs its single quotes escaped, which the pieces already are.
         let ours = escape::ansi_c(&text);
-        cases.push((format!("printf %s $'{text}'"), ours.as_known().map(str::to_string)));
+        cases.push((
+            format!("printf %s $'{text}'"),
+            ours.as_known().map(str::to_string),
+        ));
         let echo = escape::echo_e(&text);
-        cases.push((format!("echo -ne {}", quote(&text)), echo.text.as_known().map(str::to_string)));
+        cases.push((
+            format!("echo -ne {}", quote(&text)),
+            echo.text.as_known().map(str::to_string),
+        ));
     }
     compare("escapes", 60, cases);
 }

@@ -59,7 +59,13 @@ pub fn run(snippets: &[String]) -> Vec<Result<String, ()>> {
     fields
         .chunks(2)
         .take(snippets.len())
-        .map(|pair| if pair[0] == "0" { Ok(pair[1].to_string()) } else { Err(()) })
+        .map(|pair| {
+            if pair[0] == "0" {
+                Ok(pair[1].to_string())
+            } else {
+                Err(())
+            }
+        })
         .collect()
 }
 
@@ -117,11 +123,17 @@ impl Tally {
             "{what}: {total} cases, bash answered {}, {} known here and equal, {} unknown",
             self.answered, self.known, self.unknown
         );
-        assert!(self.wrong.is_empty(), "{what}: {} wrong:\n{}", self.wrong.len(), self.wrong.join("\n"));
+        assert!(
+            self.wrong.is_empty(),
+            "{what}: {} wrong:\n{}",
+            self.wrong.len(),
+            self.wrong.join("\n")
+        );
         assert!(
             self.known * 100 >= self.answered * min_known_percent,
             "{what}: only {} of the {} bash answered known",
-            self.known, self.answered
+            self.known,
+            self.answered
         );
     }
 }
