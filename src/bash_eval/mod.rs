@@ -12,12 +12,14 @@
 //! cannot know; [`Value::from_marked`] and [`Value::into_marked`] convert between the two.
 
 pub mod arith;
+mod arith_literal;
 pub mod brace;
 mod brace_seq;
 pub mod escape;
 pub mod glob;
 pub mod param;
 pub mod printf;
+mod printf_number;
 
 #[cfg(test)]
 mod tests;

@@ -5,22 +5,23 @@
 
 use super::Value;
 use super::escape::{Dialect, decode};
+use super::printf_number::{digits, integer};
 
 /// Widths past this are not worked out (the output would only be padding).
 const MAX_WIDTH: i64 = 4096;
 const MAX_OUTPUT: usize = 64 * 1024;
 
 #[derive(Debug, Clone, Default)]
-struct Spec {
-    left: bool,
-    zero: bool,
-    plus: bool,
-    space: bool,
-    alt: bool,
+pub(super) struct Spec {
+    pub(super) left: bool,
+    pub(super) zero: bool,
+    pub(super) plus: bool,
+    pub(super) space: bool,
+    pub(super) alt: bool,
     /// `None`: none given; `Some(None)`: `*`, from the arguments.
-    width: Option<Option<i64>>,
-    precision: Option<Option<i64>>,
-    conversion: u8,
+    pub(super) width: Option<Option<i64>>,
+    pub(super) precision: Option<Option<i64>>,
+    pub(super) conversion: u8,
 }
 
 enum Seg {
@@ -226,76 +227,4 @@ fn pad(text: String, width: usize, left: bool, zero: bool) -> String {
         return format!("{head}{}{tail}", "0".repeat(fill));
     }
     " ".repeat(fill) + &text
-}
-
-/// A number as C's printf writes it for one conversion of `spec`.
-fn digits(spec: &Spec, n: i64, precision: Option<i64>) -> String {
-    let unsigned = n as u64;
-    let (sign, mut body) = match spec.conversion {
-        b'd' | b'i' => {
-            let sign = if n < 0 {
-                "-"
-            } else if spec.plus {
-                "+"
-            } else if spec.space {
-                " "
-            } else {
-                ""
-            };
-            (sign, n.unsigned_abs().to_string())
-        }
-        b'o' => ("", format!("{unsigned:o}")),
-        b'u' => ("", unsigned.to_string()),
-        b'x' => ("", format!("{unsigned:x}")),
-        _ => ("", format!("{unsigned:X}")),
-    };
-    match precision {
-        Some(0) if n == 0 => body.clear(),
-        Some(p) if (p as usize) > body.len() => {
-            body = "0".repeat(p as usize - body.len()) + &body;
-        }
-        _ => {}
-    }
-    let prefix = match spec.conversion {
-        b'o' if spec.alt && !body.starts_with('0') => "0",
-        b'x' if spec.alt && n != 0 => "0x",
-        b'X' if spec.alt && n != 0 => "0X",
-        _ => "",
-    };
-    format!("{sign}{prefix}{body}")
-}
-
-/// bash's reading of a numeric argument: C's strtoimax in base 0 (`0x1f`, `017`), or
-/// `'c` for a character's code. Anything bash would complain about is `None`.
-fn integer(arg: &str) -> Option<i64> {
-    if let Some(rest) = arg.strip_prefix('\'').or(arg.strip_prefix('"')) {
-        return match rest.chars().next() {
-            None => Some(0),
-            Some(c) if c.is_ascii() => Some(c as i64),
-            Some(_) => None,
-        };
-    }
-    if arg.is_empty() {
-        return Some(0);
-    }
-    let trimmed = arg.trim_start_matches([' ', '\t', '\n']);
-    let (negative, unsigned) = match trimmed.as_bytes().first() {
-        Some(b'-') => (true, &trimmed[1..]),
-        Some(b'+') => (false, &trimmed[1..]),
-        _ => (false, trimmed),
-    };
-    let (radix, digits) =
-        if let Some(hex) = unsigned.strip_prefix("0x").or(unsigned.strip_prefix("0X")) {
-            (16, hex)
-        } else if unsigned.len() > 1 && unsigned.starts_with('0') {
-            (8, &unsigned[1..])
-        } else {
-            (10, unsigned)
-        };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    let magnitude = i128::from_str_radix(digits, radix).ok()?;
-    let value = if negative { -magnitude } else { magnitude };
-    i64::try_from(value).ok()
 }

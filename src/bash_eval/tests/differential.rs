@@ -1,11 +1,11 @@
-//! Generated cases, each evaluated here and by the real bash: whenever this module gives a
+//! Generated words and parameter operations, each evaluated here and by the real bash: whenever this module gives a
 //! known value it must be bash's. Deterministic (fixed seeds), a few hundred per operation.
 
 use super::oracle::{Gen, Tally, available, quote, run};
 use crate::bash_eval::param::{self, Anchor, Case, Fallback, Trim};
-use crate::bash_eval::{Part, Value, arith, brace, escape, printf};
+use crate::bash_eval::{Part, Value, arith, brace};
 
-const CASES: usize = 400;
+pub(super) const CASES: usize = 400;
 
 /// A word made of unquoted and single-quoted pieces: `(bash source, parts)`.
 fn word(g: &mut Gen, alphabet: &[&str], quoted: &[&str], pieces: usize) -> (String, Vec<Part>) {
@@ -25,7 +25,7 @@ fn word(g: &mut Gen, alphabet: &[&str], quoted: &[&str], pieces: usize) -> (Stri
     (source, parts)
 }
 
-fn compare(what: &str, min_known: usize, cases: Vec<(String, Option<String>)>) {
+pub(super) fn compare(what: &str, min_known: usize, cases: Vec<(String, Option<String>)>) {
     let snippets: Vec<String> = cases.iter().map(|(s, _)| s.clone()).collect();
     let answers = run(&snippets);
     let mut tally = Tally::default();
@@ -252,158 +252,4 @@ fn other_parameter_operations_match_bash() {
         }
     }
     compare("parameters", 80, cases);
-}
-
-fn expression(g: &mut Gen, depth: usize) -> String {
-    let leaves = [
-        "0",
-        "1",
-        "7",
-        "-3",
-        "0x1F",
-        "017",
-        "2#101",
-        "36#zz",
-        "64#_@",
-        "9223372036854775807",
-        "a",
-        "b",
-        "c",
-        "d",
-        "e",
-        "08",
-        "3#3",
-    ];
-    if depth == 0 || g.below(4) == 0 {
-        return g.pick(&leaves).to_string();
-    }
-    let binary = [
-        "+", "-", "*", "/", "%", "**", "<<", ">>", "<", "<=", "==", "!=", "&", "|", "^", "&&",
-        "||", ",",
-    ];
-    match g.below(5) {
-        0 => format!(
-            "{}({})",
-            g.pick(&["-", "!", "~", "+", ""]),
-            expression(g, depth - 1)
-        ),
-        1 => format!(
-            "{} ? {} : {}",
-            expression(g, depth - 1),
-            expression(g, depth - 1),
-            expression(g, depth - 1)
-        ),
-        _ => format!(
-            "{} {} {}",
-            expression(g, depth - 1),
-            g.pick(&binary),
-            expression(g, depth - 1)
-        ),
-    }
-}
-
-#[test]
-fn arithmetic_matches_bash() {
-    if !available("arithmetic_matches_bash") {
-        return;
-    }
-    let vars = |name: &str| match name {
-        "a" => Some(Value::known("3")),
-        "b" => Some(Value::known("-2")),
-        "c" => Some(Value::known("a*2+1")),
-        "e" => Some(Value::known("")),
-        _ => None,
-    };
-    let mut g = Gen::new(4);
-    let cases = (0..CASES * 2)
-        .map(|_| {
-            let e = expression(&mut g, 3);
-            let ours = arith::eval(&e, &vars);
-            (
-                format!("a=3 b=-2 c='a*2+1' e=; unset d; printf %s \"$(({e}))\""),
-                ours.as_known().map(str::to_string),
-            )
-        })
-        .collect();
-    compare("arithmetic", 60, cases);
-}
-
-#[test]
-fn printf_matches_bash() {
-    if !available("printf_matches_bash") {
-        return;
-    }
-    let pieces = [
-        "ss", "%s", "%d", "%5s", "%-4d|", "%05d", "%x", "%#X", "%o", "%.2s", "%b", "%c", "%%",
-        "\\n", "\\x41", "\\101", "\\t", "%*d", "%.3d", "%+i", "% d", "%u", "\\u0068", "at%s",
-        "\\c", "\\q", "%-6b|",
-    ];
-    let args = [
-        "12", "-3", "0x1f", "010", "abc", "a\\nb", "a\\cb", "'A", "", "\\x68", "\\0101", "7z", " 5",
-    ];
-    let mut g = Gen::new(5);
-    let cases = (0..CASES)
-        .map(|_| {
-            let format: String = (0..1 + g.below(4)).map(|_| g.pick(&pieces)).collect();
-            let argv: Vec<&str> = (0..g.below(4)).map(|_| g.pick(&args)).collect();
-            let values: Vec<Value> = argv.iter().map(|a| Value::known(*a)).collect();
-            let ours = printf::printf(&format, &values);
-            let quoted: Vec<String> = argv.iter().map(|a| quote(a)).collect();
-            (
-                format!("printf {} {}", quote(&format), quoted.join(" ")),
-                ours.as_known().map(str::to_string),
-            )
-        })
-        .collect();
-    compare("printf", 70, cases);
-}
-
-#[test]
-fn escapes_match_bash() {
-    if !available("escapes_match_bash") {
-        return;
-    }
-    let pieces = [
-        "a",
-        "\\n",
-        "\\t",
-        "\\x41",
-        "\\x4",
-        "\\xg",
-        "\\101",
-        "\\0101",
-        "\\1",
-        "\\u0041",
-        "\\U00000042",
-        "\\e",
-        "\\z",
-        "\\\"",
-        "\\'",
-        "\\?",
-        "\\\\",
-        "\\cA",
-        "\\c",
-        "\\a",
-        "\\v",
-        "\\r",
-        "b",
-        "\\x7e",
-    ];
-    let mut g = Gen::new(6);
-    let mut cases = Vec::new();
-    for _ in 0..CASES {
-        let text: String = (0..1 + g.below(5)).map(|_| g.pick(&pieces)).collect();
-        // `$'…'` needs its single quotes escaped, which the pieces already are.
-        let ours = escape::ansi_c(&text);
-        cases.push((
-            format!("printf %s $'{text}'"),
-            ours.as_known().map(str::to_string),
-        ));
-        let echo = escape::echo_e(&text);
-        cases.push((
-            format!("echo -ne {}", quote(&text)),
-            echo.text.as_known().map(str::to_string),
-        ));
-    }
-    compare("escapes", 60, cases);
 }

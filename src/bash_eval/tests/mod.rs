@@ -3,6 +3,7 @@
 mod arith;
 mod brace;
 mod differential;
+mod differential_values;
 mod escape;
 mod oracle;
 mod param;
