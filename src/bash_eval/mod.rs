@@ -10,6 +10,19 @@
 //!
 //! The walk (src/shell) keeps a word as text with [`crate::shell::UNKNOWN`] for parts it
 //! cannot know; [`Value::from_marked`] and [`Value::into_marked`] convert between the two.
+//!
+//! How the walk calls it, in bash's order of expansions:
+//! - Brace expansion first, on the word's parts before anything else is expanded:
+//!   literal text unquoted is [`Part::Bare`], quoted or escaped text and every expansion's
+//!   place is [`Part::Quoted`] (its value, if known) or [`Part::Unknown`]; then
+//!   [`brace::expand`]. `Err(Value::Unknown)` means the whole word is unknown.
+//! - `${x op …}`: the operand words as parts (a quoted `"*"` or `"&"` is literal), the
+//!   variable's value from the walk, then [`param`]'s function for the operator; offsets
+//!   and lengths through [`arith::eval_int`] first.
+//! - `$(( … ))`: the expression's text after its own expansions, to [`arith::eval`], with
+//!   a lookup that answers `None` for an unset variable.
+//! - `printf FMT ARGS…`, `echo -e ARGS…`, `$'…'`: [`printf::printf`], [`escape::echo_e`]
+//!   per argument (a `stop` ends the output), [`escape::ansi_c`].
 
 pub mod arith;
 mod arith_literal;

@@ -185,11 +185,14 @@ fn convert(spec: &Spec, args: &[&str], next: &mut usize, out: &mut String) -> Op
                 // No argument prints nothing; an empty one a NUL.
                 _ => match arg {
                     None => String::new(),
-                    Some(a) => a.chars().next()?.to_string(),
+                    // bash takes the first byte, half a character past ASCII.
+                    Some(a) => a.chars().next().filter(char::is_ascii)?.to_string(),
                 },
             };
-            if !text.is_ascii() {
-                return None; // bytes or characters: the locale decides
+            // Width and precision count bytes or characters as the locale decides; text
+            // alone passes through as it is.
+            if !text.is_ascii() && (width > 0 || precision.is_some()) {
+                return None;
             }
             if let Some(p) = precision.filter(|_| spec.conversion != b'c') {
                 text.truncate(p as usize);

@@ -69,5 +69,7 @@ fn what_bash_rejects_or_formats_otherwise_is_unknown() {
     assert_eq!(p("%(%F)T", &[]), Value::Unknown);
     assert_eq!(p("%s", &[]), k(""));
     assert_eq!(printf("%s", &[Value::Unknown]), Value::Unknown);
-    assert_eq!(p("%s", &["é"]), Value::Unknown);
+    assert_eq!(p("%3s", &["é"]), Value::Unknown);
+    assert_eq!(p("%s", &["é"]), k("é"));
+    assert_eq!(p("%c", &["é"]), Value::Unknown);
 }
