@@ -76,11 +76,21 @@ impl Value {
 
 /// One piece of a word as the walk sees it after quote removal. Brace expansion and
 /// patterns need to know which characters were quoted: `"{a,b}"` and `"*"` are literal.
+///
+/// Where an expansion's value goes depends on the step, because bash expands braces
+/// before variables but patterns after them (checked against bash 5.2):
+/// - in a word for [`brace::expand`], every expansion's value is `Quoted` (`y=a,b;
+///   {$y,c}` gives `a,b c`); and an unbraced `$name` directly followed by bare text is
+///   `Unknown`, since bash reads the name again after the braces (`$x{a,b}` is
+///   `$xa $xb`);
+/// - in a pattern or a replacement for [`param`], an unquoted expansion's value is
+///   `Bare` (`p='b*'; ${x/$p/<&>}` matches `b*` and inserts the match), a quoted one
+///   `Quoted`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Part {
-    /// Unquoted source text: braces, glob characters and `&` are active.
+    /// Unquoted text: braces, glob characters and `&` are active.
     Bare(String),
-    /// Quoted or backslash-escaped text, or the value of an expansion: always literal.
+    /// Quoted or backslash-escaped text: always literal.
     Quoted(String),
     /// A piece whose value cannot be known.
     Unknown,

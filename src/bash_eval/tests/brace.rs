@@ -52,6 +52,20 @@ fn quoted_braces_and_commas_are_text() {
         Part::Bare("b}".into()),
     ];
     assert_eq!(expand(&comma).unwrap().len(), 1);
+    // A variable's value is never brace syntax: `y=a,b; {$y,c}` is `a,b c`.
+    let value = [
+        Part::Bare("{".into()),
+        Part::Quoted("a,b".into()),
+        Part::Bare(",c}".into()),
+    ];
+    let out = expand(&value).unwrap();
+    assert_eq!(
+        out,
+        vec![
+            vec![Part::Quoted("a,b".into())],
+            vec![Part::Bare("c".into())]
+        ]
+    );
     // An unknown piece inside an alternative stays in that alternative.
     let hole = [
         Part::Bare("{a,".into()),

@@ -41,27 +41,12 @@ fn brace_expansion_matches_bash() {
         return;
     }
     let mut g = Gen::new(1);
-    let alphabet = [
-        "{",
-        "}",
-        ",",
-        "a",
-        "b",
-        "1",
-        "..",
-        "0",
-        "-",
-        "{1..3}",
-        "{a,b}",
-        "{0",
-        "5}",
-        "{x..z}",
-        "{-2..2..2}",
-        "{c..a}",
-        "{09..11}",
-        "{a}",
-        "{}",
-    ];
+    // Pieces joined at random: plain text, valid and invalid sequences, lists, stray braces.
+    let alphabet: Vec<&str> = "{ } , a b 1 .. 0 - {1..3} {a,b} {0 5} {x..z} {-2..2..2} {c..a} \
+        {09..11} {a} {} {1..3..} {a..1} {-1..-3} {1..a} {a..e..2} {01..3} {1..03} {-3..02} \
+        {8..-010..3} {+1..2} {1..2..0} {A..C} ..2} {a.. x,y}"
+        .split_whitespace()
+        .collect();
     let quoted = [",", "{", "}", "a", ".."];
     let cases = (0..CASES)
         .map(|_| {

@@ -6,25 +6,10 @@ use super::oracle::{Gen, available, quote};
 use crate::bash_eval::{Value, arith, escape, printf};
 
 fn expression(g: &mut Gen, depth: usize) -> String {
-    let leaves = [
-        "0",
-        "1",
-        "7",
-        "-3",
-        "0x1F",
-        "017",
-        "2#101",
-        "36#zz",
-        "64#_@",
-        "9223372036854775807",
-        "a",
-        "b",
-        "c",
-        "d",
-        "e",
-        "08",
-        "3#3",
-    ];
+    let leaves: Vec<&str> = "0 1 7 -3 0x1F 017 2#101 36#zz 64#_@ 9223372036854775807 a b c d e \
+        08 3#3 2 -2 -b ~1 64#_@"
+        .split_whitespace()
+        .collect();
     if depth == 0 || g.below(4) == 0 {
         return g.pick(&leaves).to_string();
     }
@@ -66,9 +51,21 @@ fn arithmetic_matches_bash() {
         _ => None,
     };
     let mut g = Gen::new(4);
-    let cases = (0..CASES * 2)
-        .map(|_| {
-            let e = expression(&mut g, 3);
+    let mut expressions: Vec<String> = (0..CASES * 2).map(|_| expression(&mut g, 3)).collect();
+    // Every pair of operators, and every unary one before each: bash's precedence table,
+    // which random trees reach too rarely (`-2 ** 2` is 4).
+    let binary = "+ - * / % ** << >> < <= > >= == != & | ^ && || ,".split(' ');
+    for op1 in binary.clone() {
+        for op2 in binary.clone() {
+            expressions.push(format!("7 {op1} 2 {op2} 3"));
+        }
+        for unary in ["-", "!", "~", "+", "- -"] {
+            expressions.push(format!("{unary}2 {op1} 2"));
+        }
+    }
+    let cases = expressions
+        .into_iter()
+        .map(|e| {
             let ours = arith::eval(&e, &vars);
             (
                 format!("a=3 b=-2 c='a*2+1' e=; unset d; printf %s \"$(({e}))\""),
