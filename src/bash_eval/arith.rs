@@ -4,11 +4,18 @@
 //! reports (division by zero, a negative exponent, a bad digit) is unknown, and so are
 //! assignments and `++`/`--`, which change variables the walk tracks elsewhere.
 
+use std::cell::Cell;
+
 use super::Value;
 use super::arith_literal::{is_name, number};
 
 /// How deep variables may refer to expressions that name variables.
 const MAX_DEPTH: usize = 32;
+/// How deep parentheses, unary operators, `**` and `?:` may nest in one expression.
+const MAX_NESTING: usize = 256;
+/// Operands read in all, variables' expressions included: `a=b+b`, `b=c+c`, … would
+/// otherwise cost 2³² steps. Past it the value is unknown, not slow.
+const MAX_STEPS: usize = 100_000;
 
 /// A variable's value as the walk knows it: `None` when the variable is unset.
 pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<Value>;
@@ -23,10 +30,10 @@ pub fn eval(expr: &str, lookup: Lookup) -> Value {
 
 /// The expression's value, `None` when it is unknown.
 pub fn eval_int(expr: &str, lookup: Lookup) -> Option<i64> {
-    eval_at(expr, lookup, 0)
+    eval_at(expr, lookup, 0, &Cell::new(MAX_STEPS))
 }
 
-fn eval_at(expr: &str, lookup: Lookup, depth: usize) -> Option<i64> {
+fn eval_at(expr: &str, lookup: Lookup, depth: usize, steps: &Cell<usize>) -> Option<i64> {
     if depth > MAX_DEPTH || expr.contains('\0') {
         return None;
     }
@@ -36,6 +43,8 @@ fn eval_at(expr: &str, lookup: Lookup, depth: usize) -> Option<i64> {
         lookup,
         depth,
         noeval: 0,
+        nesting: 0,
+        steps,
     };
     p.skip_blanks();
     if p.i == p.s.len() {
@@ -54,6 +63,9 @@ struct Parser<'a> {
     /// Inside the side of `&&`, `||` or `?:` that bash does not evaluate: errors there
     /// do not count.
     noeval: usize,
+    nesting: usize,
+    /// What remains of [`MAX_STEPS`], shared with the variables' expressions.
+    steps: &'a Cell<usize>,
 }
 
 /// Binary operators by precedence level, loosest first (after `?:`).
@@ -112,6 +124,21 @@ impl Parser<'_> {
     }
 
     fn comma(&mut self) -> Option<i64> {
+        self.nested(Self::comma_inner)
+    }
+
+    /// Runs `f` one level deeper, refusing past [`MAX_NESTING`] (the stack is finite).
+    fn nested(&mut self, f: fn(&mut Self) -> Option<i64>) -> Option<i64> {
+        if self.nesting >= MAX_NESTING {
+            return None;
+        }
+        self.nesting += 1;
+        let value = f(self);
+        self.nesting -= 1;
+        value
+    }
+
+    fn comma_inner(&mut self) -> Option<i64> {
         let mut value = self.ternary()?;
         while self.eat(",") {
             value = self.ternary()?;
@@ -196,6 +223,10 @@ impl Parser<'_> {
 
     /// `**`, right to left; its operands are unary expressions.
     fn power(&mut self) -> Option<i64> {
+        self.nested(Self::power_inner)
+    }
+
+    fn power_inner(&mut self) -> Option<i64> {
         let base = self.unary()?;
         if !self.eat("**") {
             return Some(base);
@@ -216,6 +247,10 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Option<i64> {
+        self.nested(Self::unary_inner)
+    }
+
+    fn unary_inner(&mut self) -> Option<i64> {
         if self.peek("++") || self.peek("--") {
             return None;
         }
@@ -235,6 +270,7 @@ impl Parser<'_> {
     }
 
     fn primary(&mut self) -> Option<i64> {
+        self.steps.set(self.steps.get().checked_sub(1)?);
         self.skip_blanks();
         if self.eat("(") {
             let value = self.comma()?;
@@ -279,7 +315,7 @@ impl Parser<'_> {
         match (self.lookup)(name) {
             None => Some(0),
             Some(Value::Unknown) => None,
-            Some(Value::Known(text)) => eval_at(&text, self.lookup, self.depth + 1),
+            Some(Value::Known(text)) => eval_at(&text, self.lookup, self.depth + 1, self.steps),
         }
     }
 }

@@ -8,6 +8,7 @@ use super::{Part, Value};
 /// keeping a prefix would be a wrong known value (issue 13: host 65 of 65 passed).
 pub const MAX_WORDS: usize = 4096;
 pub const MAX_CHARS: usize = 256 * 1024;
+const MAX_OPENS: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tok {
@@ -28,6 +29,12 @@ type Words = Vec<Vec<Tok>>;
 /// `Unknown` when the result is too big or depends on quoting the parts do not record.
 pub fn expand(word: &[Part]) -> Result<Vec<Vec<Part>>, Value> {
     let toks = tokens(word);
+    // Each `{` may be scanned to the word's end, at every level: bounded, so a long word
+    // is unknown rather than slow.
+    let opens = toks.iter().filter(|t| **t == Tok::Bare('{')).count();
+    if toks.len() > MAX_CHARS || opens > MAX_OPENS {
+        return Err(Value::Unknown);
+    }
     match expand_toks(&toks) {
         Ok(words) => Ok(words.iter().map(|w| parts(w)).collect()),
         Err(Unknowable) => Err(Value::Unknown),

@@ -91,24 +91,31 @@ impl Pattern {
 
     /// Whether the whole of `text` matches.
     pub fn matches(&self, text: &[char]) -> bool {
+        self.prefixes(text)[text.len()]
+    }
+
+    /// For each length `j`, whether the pattern matches the first `j` characters: one pass
+    /// answers every prefix, so the operations stay quadratic at worst.
+    pub fn prefixes(&self, text: &[char]) -> Vec<bool> {
         // reach[j]: the first j characters of text are matched by the items so far.
         let mut reach = vec![false; text.len() + 1];
         reach[0] = true;
         for item in &self.items {
             let mut next = vec![false; text.len() + 1];
-            for j in 0..=text.len() {
-                if !reach[j] {
-                    continue;
+            if *item == Item::Star {
+                if let Some(first) = reach.iter().position(|r| *r) {
+                    next[first..].iter_mut().for_each(|r| *r = true);
                 }
-                match item {
-                    Item::Star => next[j..].iter_mut().for_each(|r| *r = true),
-                    _ if j < text.len() && single(item, text[j]) => next[j + 1] = true,
-                    _ => {}
+            } else {
+                for j in 0..text.len() {
+                    if reach[j] && single(item, text[j]) {
+                        next[j + 1] = true;
+                    }
                 }
             }
             reach = next;
         }
-        reach[text.len()]
+        reach
     }
 
     pub fn matches_str(&self, text: &str) -> bool {

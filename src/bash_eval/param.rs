@@ -7,8 +7,17 @@
 use super::glob::Pattern;
 use super::{Part, Value};
 
+/// Pattern operations cost up to the square of the value's length: past this the value
+/// is unknown rather than slow (the hook answers within its deadline).
+const MAX_MATCHED: usize = 2048;
+
 fn ascii(value: &str) -> Option<Vec<char>> {
     value.is_ascii().then(|| value.chars().collect())
+}
+
+/// As [`ascii`], for the values patterns run over.
+fn matchable(value: &str) -> Option<Vec<char>> {
+    ascii(value).filter(|chars| chars.len() <= MAX_MATCHED)
 }
 
 /// `${#x}`.
@@ -58,13 +67,14 @@ pub enum Trim {
 }
 
 pub fn remove(value: &str, pattern: &[Part], trim: Trim) -> Value {
-    let (Some(chars), Some(pat)) = (ascii(value), Pattern::compile(pattern)) else {
+    let (Some(chars), Some(pat)) = (matchable(value), Pattern::compile(pattern)) else {
         return Value::Unknown;
     };
     let n = chars.len();
+    let prefixes = pat.prefixes(&chars);
     let cut: Option<usize> = match trim {
-        Trim::ShortestPrefix => (0..=n).find(|&i| pat.matches(&chars[..i])),
-        Trim::LongestPrefix => (0..=n).rev().find(|&i| pat.matches(&chars[..i])),
+        Trim::ShortestPrefix => (0..=n).find(|&i| prefixes[i]),
+        Trim::LongestPrefix => (0..=n).rev().find(|&i| prefixes[i]),
         Trim::ShortestSuffix => (0..=n).rev().find(|&i| pat.matches(&chars[i..])),
         Trim::LongestSuffix => (0..=n).find(|&i| pat.matches(&chars[i..])),
     };
@@ -88,7 +98,7 @@ pub enum Anchor {
 /// Pattern substitution. An unquoted `&` in the replacement stands for the matched text
 /// (bash 5.2's default `patsub_replacement`).
 pub fn replace(value: &str, pattern: &[Part], replacement: &[Part], anchor: Anchor) -> Value {
-    let (Some(chars), Some(pat)) = (ascii(value), Pattern::compile(pattern)) else {
+    let (Some(chars), Some(pat)) = (matchable(value), Pattern::compile(pattern)) else {
         return Value::Unknown;
     };
     if replacement.contains(&Part::Unknown) {
@@ -124,10 +134,10 @@ pub fn replace(value: &str, pattern: &[Part], replacement: &[Part], anchor: Anch
         return Value::known(value);
     }
     let found = match anchor {
-        Anchor::Start => (0..=n)
-            .rev()
-            .find(|&e| pat.matches(&chars[..e]))
-            .map(|e| (0, e)),
+        Anchor::Start => {
+            let prefixes = pat.prefixes(&chars);
+            (0..=n).rev().find(|&e| prefixes[e]).map(|e| (0, e))
+        }
         Anchor::End => (0..=n).find(|&s| pat.matches(&chars[s..])).map(|s| (s, n)),
         Anchor::First => first_match(&pat, &chars, 0),
         Anchor::All => return Value::Known(replace_all(&pat, &chars, rep)),
@@ -142,10 +152,8 @@ pub fn replace(value: &str, pattern: &[Part], replacement: &[Part], anchor: Anch
 fn first_match(pat: &Pattern, chars: &[char], from: usize) -> Option<(usize, usize)> {
     let n = chars.len();
     (from..=n).find_map(|s| {
-        (s..=n)
-            .rev()
-            .find(|&e| pat.matches(&chars[s..e]))
-            .map(|e| (s, e))
+        let ends = pat.prefixes(&chars[s..]);
+        (s..=n).rev().find(|&e| ends[e - s]).map(|e| (s, e))
     })
 }
 
@@ -187,7 +195,7 @@ pub enum Case {
 
 /// Case change of the characters the pattern matches (an empty pattern matches any).
 pub fn case(value: &str, op: Case, pattern: &[Part]) -> Value {
-    let (Some(chars), Some(pat)) = (ascii(value), Pattern::compile(pattern)) else {
+    let (Some(chars), Some(pat)) = (matchable(value), Pattern::compile(pattern)) else {
         return Value::Unknown;
     };
     let all = matches!(op, Case::UpperAll | Case::LowerAll | Case::ToggleAll);

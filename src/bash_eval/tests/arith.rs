@@ -78,3 +78,23 @@ fn errors_and_changes_are_unknown() {
         assert_eq!(e(expr), None, "{expr}");
     }
 }
+
+#[test]
+fn deep_or_costly_expressions_are_unknown_not_a_crash() {
+    let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+    assert_eq!(e(&deep), None);
+    assert_eq!(e(&"-".repeat(100_000)), None);
+    assert_eq!(e(&"1?".repeat(100_000)), None);
+    assert_eq!(e(&format!("{}2", "2**".repeat(100_000))), None);
+    // Each variable names the next twice: 2^30 reads unless the budget stops it.
+    let doubling = |name: &str| {
+        let level: usize = name.strip_prefix('v')?.parse().ok()?;
+        Some(Value::Known(if level < 30 {
+            format!("v{0} + v{0}", level + 1)
+        } else {
+            "1".into()
+        }))
+    };
+    assert_eq!(eval_int("v0", &doubling), None);
+    assert_eq!(eval_int("v25", &doubling), Some(32));
+}

@@ -103,3 +103,10 @@ fn ambiguous_quoting_is_unknown() {
     // Letter ranges that pass through `\` and `[` are not given.
     assert_eq!(expand_text("{Z..a}"), Err(Value::Unknown));
 }
+
+#[test]
+fn long_words_are_unknown_not_slow() {
+    assert_eq!(expand_text(&"{a,b}".repeat(300)), Err(Value::Unknown));
+    assert_eq!(expand_text(&"{".repeat(100_000)), Err(Value::Unknown));
+    assert_eq!(words(&"x".repeat(10_000)).len(), 1);
+}

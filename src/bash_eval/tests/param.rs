@@ -135,3 +135,22 @@ fn transforms() {
     assert_eq!(transform(r"s\x73h", 'E'), k("ssh"));
     assert_eq!(transform("x", 'P'), Value::Unknown);
 }
+
+#[test]
+fn long_values_are_unknown_for_patterns_not_slow() {
+    let long = "a".repeat(100_000);
+    assert_eq!(
+        remove(&long, &bare("*a"), Trim::ShortestSuffix),
+        Value::Unknown
+    );
+    assert_eq!(
+        replace(&long, &bare("b"), &bare("c"), Anchor::All),
+        Value::Unknown
+    );
+    assert_eq!(length(&long), k("100000"));
+    let fits = "ab".repeat(1000);
+    assert_eq!(
+        replace(&fits, &bare("b"), &bare(""), Anchor::All),
+        k(&"a".repeat(1000))
+    );
+}
