@@ -7,7 +7,7 @@
 use std::cell::Cell;
 
 use super::Value;
-use super::arith_literal::{is_name, number};
+use super::arith_ops::{LEVELS, apply, is_name, number};
 
 /// How deep variables may refer to expressions that name variables.
 const MAX_DEPTH: usize = 32;
@@ -67,20 +67,6 @@ struct Parser<'a> {
     /// What remains of [`MAX_STEPS`], shared with the variables' expressions.
     steps: &'a Cell<usize>,
 }
-
-/// Binary operators by precedence level, loosest first (after `?:`).
-const LEVELS: &[&[&str]] = &[
-    &["||"],
-    &["&&"],
-    &["|"],
-    &["^"],
-    &["&"],
-    &["==", "!="],
-    &["<=", ">=", "<", ">"],
-    &["<<", ">>"],
-    &["+", "-"],
-    &["*", "/", "%"],
-];
 
 impl Parser<'_> {
     fn skip_blanks(&mut self) {
@@ -183,7 +169,7 @@ impl Parser<'_> {
                     _ => false,
                 };
                 let right = self.guarded(skip, |p| p.binary_next(level))?;
-                left = self.apply(op, left, right)?;
+                left = apply(op, left, right, self.noeval > 0)?;
                 continue 'next;
             }
             return Some(left);
@@ -192,33 +178,6 @@ impl Parser<'_> {
 
     fn binary_next(&mut self, level: usize) -> Option<i64> {
         self.binary(level + 1)
-    }
-
-    fn apply(&self, op: &str, a: i64, b: i64) -> Option<i64> {
-        let bool = |x: bool| i64::from(x);
-        Some(match op {
-            "||" => bool(a != 0 || b != 0),
-            "&&" => bool(a != 0 && b != 0),
-            "|" => a | b,
-            "^" => a ^ b,
-            "&" => a & b,
-            "==" => bool(a == b),
-            "!=" => bool(a != b),
-            "<=" => bool(a <= b),
-            ">=" => bool(a >= b),
-            "<" => bool(a < b),
-            ">" => bool(a > b),
-            // bash shifts with the machine's instruction, which takes the count modulo 64.
-            "<<" => a.wrapping_shl((b & 63) as u32),
-            ">>" => a.wrapping_shr((b & 63) as u32),
-            "+" => a.wrapping_add(b),
-            "-" => a.wrapping_sub(b),
-            "*" => a.wrapping_mul(b),
-            "/" | "%" if b == 0 => return if self.noeval > 0 { Some(0) } else { None },
-            "/" => a.wrapping_div(b),
-            "%" => a.wrapping_rem(b),
-            _ => return None,
-        })
     }
 
     /// `**`, right to left; its operands are unary expressions.

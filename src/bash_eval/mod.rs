@@ -25,7 +25,7 @@
 //!   per argument (a `stop` ends the output), [`escape::ansi_c`].
 
 pub mod arith;
-mod arith_literal;
+mod arith_ops;
 pub mod brace;
 mod brace_seq;
 pub mod escape;

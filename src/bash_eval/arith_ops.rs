@@ -1,4 +1,46 @@
-//! Arithmetic literals and names as bash's expr.c reads them.
+//! Arithmetic operators, literals and names as bash's expr.c reads and applies them.
+
+/// Binary operators by precedence level, loosest first (after `?:`).
+pub(super) const LEVELS: &[&[&str]] = &[
+    &["||"],
+    &["&&"],
+    &["|"],
+    &["^"],
+    &["&"],
+    &["==", "!="],
+    &["<=", ">=", "<", ">"],
+    &["<<", ">>"],
+    &["+", "-"],
+    &["*", "/", "%"],
+];
+
+/// A binary operator on 64-bit integers; `skipped`: on a side bash does not evaluate.
+pub(super) fn apply(op: &str, a: i64, b: i64, skipped: bool) -> Option<i64> {
+    let bool = |x: bool| i64::from(x);
+    Some(match op {
+        "||" => bool(a != 0 || b != 0),
+        "&&" => bool(a != 0 && b != 0),
+        "|" => a | b,
+        "^" => a ^ b,
+        "&" => a & b,
+        "==" => bool(a == b),
+        "!=" => bool(a != b),
+        "<=" => bool(a <= b),
+        ">=" => bool(a >= b),
+        "<" => bool(a < b),
+        ">" => bool(a > b),
+        // bash shifts with the machine's instruction, which takes the count modulo 64.
+        "<<" => a.wrapping_shl((b & 63) as u32),
+        ">>" => a.wrapping_shr((b & 63) as u32),
+        "+" => a.wrapping_add(b),
+        "-" => a.wrapping_sub(b),
+        "*" => a.wrapping_mul(b),
+        "/" | "%" if b == 0 => return skipped.then_some(0),
+        "/" => a.wrapping_div(b),
+        "%" => a.wrapping_rem(b),
+        _ => return None,
+    })
+}
 
 pub(super) fn is_name(token: &str) -> bool {
     token
