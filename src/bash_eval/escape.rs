@@ -102,12 +102,21 @@ pub fn decode(text: &str, dialect: Dialect) -> Decoded {
                 stop = true;
                 break;
             }
+            // `\cX` is control-X (`\c?` is DEL); a doubled backslash after it counts as one.
             b'c' if dialect == Dialect::AnsiC => match b.get(i) {
-                Some(l) if l.is_ascii_alphabetic() => {
-                    out.push(l & 0x1f);
+                None => out.extend_from_slice(b"\\c"),
+                Some(&x) if x.is_ascii() => {
                     i += 1;
+                    if x == b'\\' && b.get(i) == Some(&b'\\') {
+                        i += 1;
+                    }
+                    out.push(if x == b'?' {
+                        0x7f
+                    } else {
+                        x.to_ascii_uppercase() & 0x1f
+                    });
                 }
-                _ => return unknown,
+                Some(_) => return unknown,
             },
             _ => out.extend_from_slice(&[b'\\', c]),
         }

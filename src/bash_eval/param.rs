@@ -256,7 +256,8 @@ pub fn transform(value: &str, op: char) -> Value {
         'Q' if value.chars().all(|c| !c.is_ascii_control()) => {
             Value::Known(format!("'{}'", value.replace('\'', r"'\''")))
         }
-        'E' => super::escape::ansi_c(value),
+        // `@E` reads `\c\\` otherwise than `$'…'` does; that one form is not worked out.
+        'E' if !value.contains(r"\c\") => super::escape::ansi_c(value),
         'U' => Value::Known(value.to_ascii_uppercase()),
         'L' => Value::Known(value.to_ascii_lowercase()),
         'u' => {

@@ -182,12 +182,10 @@ fn convert(spec: &Spec, args: &[&str], next: &mut usize, out: &mut String) -> Op
                     keep_going = !decoded.stop;
                     decoded.text.as_known()?.to_string()
                 }
-                // No argument prints nothing; an empty one a NUL.
-                _ => match arg {
-                    None => String::new(),
-                    // bash takes the first byte, half a character past ASCII.
-                    Some(a) => a.chars().next().filter(char::is_ascii)?.to_string(),
-                },
+                // A missing or empty argument prints a NUL (which a command substitution
+                // drops and a file keeps); bash takes the first byte, half a character
+                // past ASCII.
+                _ => arg?.chars().next().filter(char::is_ascii)?.to_string(),
             };
             // Width and precision count bytes or characters as the locale decides; text
             // alone passes through as it is.

@@ -68,7 +68,7 @@ fn brace_expansion_matches_bash() {
     compare("brace", 70, cases);
 }
 
-const VALUES: [&str; 10] = [
+const VALUES: [&str; 13] = [
     "atlas.evil",
     "node-001",
     "aXbXc",
@@ -79,6 +79,9 @@ const VALUES: [&str; 10] = [
     "0012",
     "a b",
     "..--",
+    r"s\x73h",
+    r"a\tb\c?\c\\",
+    "it's",
 ];
 
 fn pattern(g: &mut Gen) -> (String, Vec<Part>) {
@@ -99,6 +102,11 @@ fn pattern(g: &mut Gen) -> (String, Vec<Part>) {
         "[a-c]",
         "[[:digit:]]",
         "[[:upper:]]",
+        "[a-]",
+        "[!0-9]",
+        "[[:alpha:][:digit:]]",
+        "[z-a]",
+        "[.-]",
         "X",
         "[",
         "]",

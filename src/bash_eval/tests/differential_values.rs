@@ -84,16 +84,34 @@ fn printf_matches_bash() {
     let pieces = [
         "ss", "%s", "%d", "%5s", "%-4d|", "%05d", "%x", "%#X", "%o", "%.2s", "%b", "%c", "%%",
         "\\n", "\\x41", "\\101", "\\t", "%*d", "%.3d", "%+i", "% d", "%u", "\\u0068", "at%s",
-        "\\c", "\\q", "%-6b|",
+        "\\c", "\\q", "%-6b|", "%-05d", "%#o", "%+5d", "%.0s", "%*s|", "%.*d", "%ld", "%#x", "%X",
+        "%3c", "\\\\", "\\\"", "%i%i",
     ];
     let args = [
-        "12", "-3", "0x1f", "010", "abc", "a\\nb", "a\\cb", "'A", "", "\\x68", "\\0101", "7z", " 5",
+        "12", "-3", "0x1f", "010", "abc", "a\\nb", "a\\cb", "'A", "", "\\x68", "\\0101", "7z",
+        " 5", "-5", "0", "100%", "0X1F", "+4",
     ];
     let mut g = Gen::new(5);
-    let cases = (0..CASES)
+    let mut runs: Vec<(String, Vec<&str>)> = (0..CASES)
         .map(|_| {
             let format: String = (0..1 + g.below(4)).map(|_| g.pick(&pieces)).collect();
             let argv: Vec<&str> = (0..g.below(4)).map(|_| g.pick(&args)).collect();
+            (format, argv)
+        })
+        .collect();
+    // The ends of the 64-bit range, apart: as a width they would print gigabytes.
+    let big = [
+        "9223372036854775807",
+        "-9223372036854775808",
+        "9223372036854775808",
+        "-1",
+    ];
+    for conversion in ["%d", "%i", "%u", "%x", "%X", "%o", "%#x"] {
+        runs.push((format!("{conversion}|"), big.to_vec()));
+    }
+    let cases = runs
+        .into_iter()
+        .map(|(format, argv)| {
             let values: Vec<Value> = argv.iter().map(|a| Value::known(*a)).collect();
             let ours = printf::printf(&format, &values);
             let quoted: Vec<String> = argv.iter().map(|a| quote(a)).collect();

@@ -13,7 +13,8 @@ fn ansi_c_quoting() {
     assert_eq!(ansi_c(r"\u0041\U00000042"), k("AB"));
     assert_eq!(ansi_c(r"\1234"), k("S4"));
     assert_eq!(ansi_c(r#"\'\"\?\z\x"#), k(r#"'"?\z\x"#));
-    assert_eq!(ansi_c(r"\cA"), k("\u{1}"));
+    assert_eq!(ansi_c(r"\cA\ca\c?\c"), k("\u{1}\u{1}\u{7f}\\c"));
+    assert_eq!(ansi_c(r"\c\\x\c\r"), k("\u{1c}x\u{1c}r"));
     assert_eq!(ansi_c(r"\e[0m"), k("\u{1b}[0m"));
 }
 
@@ -35,5 +36,5 @@ fn nul_invalid_bytes_and_locale_characters_are_unknown() {
     assert_eq!(ansi_c(r"a\0b"), Value::Unknown);
     assert_eq!(ansi_c(r"\xff"), Value::Unknown);
     assert_eq!(ansi_c(r"\u00e9"), Value::Unknown);
-    assert_eq!(ansi_c(r"\c?"), Value::Unknown);
+    assert_eq!(ansi_c(r"\c@"), Value::Unknown);
 }

@@ -72,4 +72,5 @@ fn what_bash_rejects_or_formats_otherwise_is_unknown() {
     assert_eq!(p("%3s", &["é"]), Value::Unknown);
     assert_eq!(p("%s", &["é"]), k("é"));
     assert_eq!(p("%c", &["é"]), Value::Unknown);
+    assert_eq!(p("%3c", &[]), Value::Unknown);
 }
