@@ -49,20 +49,36 @@ fn brace_expansion_matches_bash() {
         .collect();
     let quoted = [",", "{", "}", "a", ".."];
     let cases = (0..CASES)
-        .map(|_| {
+        .map(|k| {
             let n = 1 + g.below(6);
             let (source, mut parts) = word(&mut g, &alphabet, &quoted, n);
-            // A fixed first and last letter keep empty alternatives visible as words.
-            parts.insert(0, Part::Bare("p".into()));
-            parts.push(Part::Bare("q".into()));
+            // Half the words get a fixed first and last letter, which keeps empty
+            // alternatives visible; the others start and end with braces, where bash
+            // ignores some, and their empty words vanish.
+            let framed = k % 2 == 0;
+            if framed {
+                parts.insert(0, Part::Bare("p".into()));
+                parts.push(Part::Bare("q".into()));
+            }
             let ours = brace::expand(&parts).ok().map(|words| {
                 let texts: Vec<String> = words
                     .iter()
                     .map(|w| crate::bash_eval::known_text(w).unwrap_or_default())
+                    .filter(|t| framed || !t.is_empty())
+                    .map(|t| format!("[{t}]\n"))
                     .collect();
-                texts.join("\n") + "\n"
+                if texts.is_empty() {
+                    "[]\n".to_string()
+                } else {
+                    texts.concat()
+                }
             });
-            (format!("printf '%s\\n' p{source}q"), ours)
+            let source = if framed {
+                format!("p{source}q")
+            } else {
+                source
+            };
+            (format!("printf '[%s]\\n' {source}"), ours)
         })
         .collect();
     compare("brace", 70, cases);
