@@ -1,13 +1,15 @@
 //! Arithmetic as bash's expr.c evaluates `$(( … ))`, offsets and lengths: 64-bit signed
 //! integers that wrap, bash's precedence (unary minus binds tighter than `**`), `base#n`,
 //! `0x`/octal literals, variables whose values are expressions in turn. An error bash
-//! reports (division by zero, a negative exponent, a bad digit) is unknown, and so are
-//! assignments and `++`/`--`, which change variables the walk tracks elsewhere.
+//! reports (division by zero, a negative exponent, a bad digit) is unknown. Assignments
+//! and `++`/`--` are worked out by [`evaluate`], which says what they changed.
 
 use std::cell::Cell;
 
 use super::Value;
 use super::arith_ops::{LEVELS, apply, is_name, number};
+
+// Assignments and `++`/`--`: `impl Parser` continues in arith_assign.rs.
 
 /// How deep variables may refer to expressions that name variables.
 const MAX_DEPTH: usize = 32;
@@ -20,7 +22,8 @@ const MAX_STEPS: usize = 100_000;
 /// A variable's value as the walk knows it: `None` when the variable is unset.
 pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<Value>;
 
-/// The expression's value in decimal, as `$(( … ))` prints it.
+/// The expression's value in decimal, as `$(( … ))` prints it (unknown if it assigns:
+/// see [`evaluate`]).
 pub fn eval(expr: &str, lookup: Lookup) -> Value {
     match eval_int(expr, lookup) {
         Some(n) => Value::Known(n.to_string()),
@@ -28,85 +31,85 @@ pub fn eval(expr: &str, lookup: Lookup) -> Value {
     }
 }
 
-/// The expression's value, `None` when it is unknown.
+/// The expression's value, `None` when it is unknown or assigns a variable: a caller that
+/// ignored the change would later read a stale value.
 pub fn eval_int(expr: &str, lookup: Lookup) -> Option<i64> {
-    eval_at(expr, lookup, 0, &Cell::new(MAX_STEPS))
+    evaluate(expr, lookup)
+        .filter(|o| o.assigned.is_empty())
+        .map(|o| o.value)
 }
 
-fn eval_at(expr: &str, lookup: Lookup, depth: usize, steps: &Cell<usize>) -> Option<i64> {
-    if depth > MAX_DEPTH || expr.contains('\0') {
-        return None;
-    }
-    let mut p = Parser {
-        s: expr.as_bytes(),
-        i: 0,
-        lookup,
-        depth,
-        noeval: 0,
-        nesting: 0,
-        steps,
-    };
-    p.skip_blanks();
-    if p.i == p.s.len() {
-        return Some(0);
-    }
-    let value = p.comma()?;
-    p.skip_blanks();
-    (p.i == p.s.len()).then_some(value)
+/// An expression's value and the variables it set (`x = 1`, `x += 2`, `x++`), in order;
+/// bash stores each as the decimal text of the number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub value: i64,
+    pub assigned: Vec<(String, i64)>,
 }
 
-struct Parser<'a> {
-    s: &'a [u8],
-    i: usize,
+pub fn evaluate(expr: &str, lookup: Lookup) -> Option<Outcome> {
+    let steps = Cell::new(MAX_STEPS);
+    let mut p = Parser::new(expr, lookup, 0, &steps, Vec::new())?;
+    let value = p.whole()?;
+    Some(Outcome {
+        value,
+        assigned: p.changes,
+    })
+}
+
+pub(super) struct Parser<'a> {
+    pub(super) s: &'a [u8],
+    pub(super) i: usize,
     lookup: Lookup<'a>,
     depth: usize,
     /// Inside the side of `&&`, `||` or `?:` that bash does not evaluate: errors there
-    /// do not count.
-    noeval: usize,
+    /// do not count, and nothing is assigned.
+    pub(super) noeval: usize,
     nesting: usize,
     /// What remains of [`MAX_STEPS`], shared with the variables' expressions.
     steps: &'a Cell<usize>,
+    /// Variables set so far, read before the lookup; only the outermost expression sets.
+    pub(super) changes: Vec<(String, i64)>,
 }
 
-impl Parser<'_> {
-    fn skip_blanks(&mut self) {
-        while self
-            .s
-            .get(self.i)
-            .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n'))
-        {
-            self.i += 1;
+impl<'a> Parser<'a> {
+    fn new(
+        expr: &'a str,
+        lookup: Lookup<'a>,
+        depth: usize,
+        steps: &'a Cell<usize>,
+        changes: Vec<(String, i64)>,
+    ) -> Option<Self> {
+        if depth > MAX_DEPTH || expr.contains('\0') {
+            return None;
         }
+        Some(Parser {
+            s: expr.as_bytes(),
+            i: 0,
+            lookup,
+            depth,
+            noeval: 0,
+            nesting: 0,
+            steps,
+            changes,
+        })
     }
 
-    fn peek(&mut self, op: &str) -> bool {
+    /// The whole text as one expression; empty is 0.
+    fn whole(&mut self) -> Option<i64> {
         self.skip_blanks();
-        self.s[self.i..].starts_with(op.as_bytes())
+        if self.i == self.s.len() {
+            return Some(0);
+        }
+        let value = self.comma()?;
+        self.skip_blanks();
+        (self.i == self.s.len()).then_some(value)
     }
 
-    /// The operator at this point, if it is `op` and not the start of a longer one.
-    fn eat(&mut self, op: &str) -> bool {
-        if !self.peek(op) {
-            return false;
-        }
-        let next = self.s.get(self.i + op.len()).copied();
-        let longer = match op {
-            "|" => matches!(next, Some(b'|' | b'=')),
-            "&" => matches!(next, Some(b'&' | b'=')),
-            "<" => matches!(next, Some(b'<' | b'=')),
-            ">" => matches!(next, Some(b'>' | b'=')),
-            "*" => matches!(next, Some(b'*' | b'=')),
-            "+" => matches!(next, Some(b'+' | b'=')),
-            "-" => matches!(next, Some(b'-' | b'=')),
-            "<<" | ">>" | "/" | "%" | "^" | "**" => next == Some(b'='),
-            "!" => next == Some(b'='),
-            _ => false,
-        };
-        if longer {
-            return false;
-        }
-        self.i += op.len();
-        true
+    /// Whether this parser may assign: a variable's value read as an expression may not
+    /// here (bash would let `x='y=1'; $((x))` set `y`).
+    pub(super) fn may_assign(&self) -> bool {
+        self.depth == 0
     }
 
     fn comma(&mut self) -> Option<i64> {
@@ -125,14 +128,14 @@ impl Parser<'_> {
     }
 
     fn comma_inner(&mut self) -> Option<i64> {
-        let mut value = self.ternary()?;
+        let mut value = self.assign()?;
         while self.eat(",") {
-            value = self.ternary()?;
+            value = self.assign()?;
         }
         Some(value)
     }
 
-    fn ternary(&mut self) -> Option<i64> {
+    pub(super) fn ternary(&mut self) -> Option<i64> {
         let cond = self.binary(0)?;
         if !self.eat("?") {
             return Some(cond);
@@ -205,13 +208,13 @@ impl Parser<'_> {
         Some(result)
     }
 
-    fn unary(&mut self) -> Option<i64> {
+    pub(super) fn unary(&mut self) -> Option<i64> {
         self.nested(Self::unary_inner)
     }
 
     fn unary_inner(&mut self) -> Option<i64> {
         if self.peek("++") || self.peek("--") {
-            return None;
+            return self.pre_increment();
         }
         if self.eat("-") {
             return self.unary().map(i64::wrapping_neg);
@@ -245,11 +248,16 @@ impl Parser<'_> {
         let value = if first.is_ascii_digit() {
             number(token)?
         } else if (first.is_ascii_alphabetic() || first == b'_') && is_name(token) {
-            self.variable(token)?
+            let value = self.variable(token)?;
+            if self.peek("++") || self.peek("--") {
+                return self.post_increment(token, value);
+            }
+            value
         } else {
             return None;
         };
-        // `x[…]`, `x = …`, `x += …`, `x++`: arrays and changes are not worked out here.
+        // `x[…]`; an assignment that does not start the expression (`1 + x = 2`, which
+        // bash reads its own way); `1++`.
         self.skip_blanks();
         let rest = &self.s[self.i..];
         let assigns = rest.first() == Some(&b'=') && rest.get(1) != Some(&b'=');
@@ -267,14 +275,20 @@ impl Parser<'_> {
         Some(value)
     }
 
-    fn variable(&self, name: &str) -> Option<i64> {
+    pub(super) fn variable(&self, name: &str) -> Option<i64> {
         if self.noeval > 0 {
             return Some(0);
+        }
+        if let Some((_, value)) = self.changes.iter().rev().find(|(n, _)| n == name) {
+            return Some(*value);
         }
         match (self.lookup)(name) {
             None => Some(0),
             Some(Value::Unknown) => None,
-            Some(Value::Known(text)) => eval_at(&text, self.lookup, self.depth + 1, self.steps),
+            Some(Value::Known(text)) => {
+                let changes = self.changes.clone();
+                Parser::new(&text, self.lookup, self.depth + 1, self.steps, changes)?.whole()
+            }
         }
     }
 }

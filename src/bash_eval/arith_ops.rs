@@ -1,4 +1,7 @@
-//! Arithmetic operators, literals and names as bash's expr.c reads and applies them.
+//! Arithmetic tokens — operators, literals, names — as bash's expr.c reads and applies
+//! them.
+
+use super::arith::Parser;
 
 /// Binary operators by precedence level, loosest first (after `?:`).
 pub(super) const LEVELS: &[&[&str]] = &[
@@ -86,4 +89,47 @@ pub(super) fn number(token: &str) -> Option<i64> {
         value = value.wrapping_mul(base).wrapping_add(d);
     }
     Some(value)
+}
+
+/// Reading operators: blanks between tokens, and the longest operator at a point.
+impl Parser<'_> {
+    pub(super) fn skip_blanks(&mut self) {
+        while self
+            .s
+            .get(self.i)
+            .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n'))
+        {
+            self.i += 1;
+        }
+    }
+
+    pub(super) fn peek(&mut self, op: &str) -> bool {
+        self.skip_blanks();
+        self.s[self.i..].starts_with(op.as_bytes())
+    }
+
+    /// The operator at this point, if it is `op` and not the start of a longer one.
+    pub(super) fn eat(&mut self, op: &str) -> bool {
+        if !self.peek(op) {
+            return false;
+        }
+        let next = self.s.get(self.i + op.len()).copied();
+        let longer = match op {
+            "|" => matches!(next, Some(b'|' | b'=')),
+            "&" => matches!(next, Some(b'&' | b'=')),
+            "<" => matches!(next, Some(b'<' | b'=')),
+            ">" => matches!(next, Some(b'>' | b'=')),
+            "*" => matches!(next, Some(b'*' | b'=')),
+            "+" => matches!(next, Some(b'+' | b'=')),
+            "-" => matches!(next, Some(b'-' | b'=')),
+            "<<" | ">>" | "/" | "%" | "^" | "**" => next == Some(b'='),
+            "!" => next == Some(b'='),
+            _ => false,
+        };
+        if longer {
+            return false;
+        }
+        self.i += op.len();
+        true
+    }
 }

@@ -25,6 +25,7 @@
 //!   per argument (a `stop` ends the output), [`escape::ansi_c`].
 
 pub mod arith;
+mod arith_assign;
 mod arith_ops;
 pub mod brace;
 mod brace_seq;

@@ -1,7 +1,7 @@
 //! Arithmetic: expected values, as bash 5.2 gives them.
 
 use crate::bash_eval::Value;
-use crate::bash_eval::arith::eval_int;
+use crate::bash_eval::arith::{Outcome, eval_int, evaluate};
 
 fn vars(name: &str) -> Option<Value> {
     match name {
@@ -97,4 +97,44 @@ fn deep_or_costly_expressions_are_unknown_not_a_crash() {
     };
     assert_eq!(eval_int("v0", &doubling), None);
     assert_eq!(eval_int("v25", &doubling), Some(32));
+}
+
+fn changes(expr: &str) -> Option<Outcome> {
+    evaluate(expr, &vars)
+}
+
+fn outcome(value: i64, assigned: &[(&str, i64)]) -> Option<Outcome> {
+    let assigned = assigned.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    Some(Outcome { value, assigned })
+}
+
+#[test]
+fn assignments_are_evaluated_and_reported() {
+    assert_eq!(changes("i = 5"), outcome(5, &[("i", 5)]));
+    assert_eq!(changes("a += 2, a * 10"), outcome(50, &[("a", 5)]));
+    assert_eq!(changes("x = y = 2"), outcome(2, &[("y", 2), ("x", 2)]));
+    assert_eq!(changes("a++ + a"), outcome(7, &[("a", 4)]));
+    assert_eq!(changes("--a"), outcome(2, &[("a", 2)]));
+    assert_eq!(changes("a <<= 2"), outcome(12, &[("a", 12)]));
+    // A later read of an expression variable sees the change.
+    assert_eq!(changes("a = 1, expr"), outcome(3, &[("a", 1)]));
+    // Nothing is assigned where bash does not evaluate.
+    assert_eq!(changes("0 && (i = 1)"), outcome(0, &[]));
+    // eval_int refuses what assigns: a caller ignoring the change would read stale values.
+    assert_eq!(e("i = 5"), None);
+}
+
+#[test]
+fn assignments_bash_rejects_or_reads_otherwise_are_unknown() {
+    for expr in [
+        "a /= 0",
+        "unknown = 1",
+        "1 = 2",
+        "1 + a = 2",
+        "++5",
+        "a[0] = 1",
+        "loop = 1",
+    ] {
+        assert_eq!(changes(expr), None, "{expr}");
+    }
 }

@@ -169,3 +169,67 @@ fn escapes_match_bash() {
     }
     compare("escapes", 60, cases);
 }
+
+fn assignment(g: &mut Gen) -> String {
+    let target = g.pick(&["a", "b", "d", "e"]);
+    match g.below(4) {
+        0 => {
+            let op = g.pick(&[
+                "=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=",
+            ]);
+            format!("{target} {op} {}", expression(g, 2))
+        }
+        1 => format!("{target}{}", g.pick(&["++", "--"])),
+        2 => format!("{}{target}", g.pick(&["++", "--"])),
+        _ => expression(g, 2),
+    }
+}
+
+#[test]
+fn arithmetic_assignments_match_bash() {
+    if !available("arithmetic_assignments_match_bash") {
+        return;
+    }
+    let vars = |name: &str| match name {
+        "a" => Some(Value::known("3")),
+        "b" => Some(Value::known("-2")),
+        "c" => Some(Value::known("a*2+1")),
+        "e" => Some(Value::known("")),
+        _ => None,
+    };
+    let mut g = Gen::new(7);
+    let cases = (0..CASES)
+        .map(|_| {
+            let e = match g.below(3) {
+                0 => assignment(&mut g),
+                1 => format!("{}, {}", assignment(&mut g), assignment(&mut g)),
+                _ => format!("({}) + {}", assignment(&mut g), assignment(&mut g)),
+            };
+            // The value, then each variable as bash leaves it.
+            let ours = arith::evaluate(&e, &vars).map(|o| {
+                let last = |name: &str, before: &str| {
+                    o.assigned
+                        .iter()
+                        .rev()
+                        .find(|(n, _)| n == name)
+                        .map_or(before.to_string(), |(_, v)| v.to_string())
+                };
+                let (a, b, d, e) = (
+                    last("a", "3"),
+                    last("b", "-2"),
+                    last("d", "unset"),
+                    last("e", ""),
+                );
+                format!("{}|{a}|{b}|{d}|{e}", o.value)
+            });
+            (
+                format!(
+                    "a=3 b=-2 c='a*2+1' e=; unset d; r=$(({e})); \
+                     printf '%s|%s|%s|%s|%s' \"$r\" \"$a\" \"$b\" \"${{d-unset}}\" \"$e\""
+                ),
+                ours,
+            )
+        })
+        .collect();
+    compare("arithmetic assignments", 60, cases);
+}
