@@ -19,8 +19,10 @@
 //! - `${x op …}`: the operand words as parts (a quoted `"*"` or `"&"` is literal), the
 //!   variable's value from the walk, then [`param`]'s function for the operator; offsets
 //!   and lengths through [`arith::eval_int`] first.
-//! - `$(( … ))`: the expression's text after its own expansions, to [`arith::eval`], with
-//!   a lookup that answers `None` for an unset variable.
+//! - `$(( … ))` and `(( … ))`: the expression's text after its own expansions, to
+//!   [`arith::evaluate`] (value and the variables it set, which the walk must apply) or
+//!   [`arith::eval`] (unknown when the expression assigns), with a lookup that answers
+//!   `None` for an unset variable.
 //! - `printf FMT ARGS…`, `echo -e ARGS…`, `$'…'`: [`printf::printf`], [`escape::echo_e`]
 //!   per argument (a `stop` ends the output), [`escape::ansi_c`].
 
