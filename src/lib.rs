@@ -19,6 +19,7 @@ macro_rules! out {
 pub mod app;
 pub mod argv;
 pub mod audit;
+pub mod bash_eval;
 pub mod catalog;
 pub mod cli;
 pub mod config;
