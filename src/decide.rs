@@ -1110,12 +1110,12 @@ impl Guard<'_> {
         // What could not be known matters only where the command names the mesh; the
         // words are looked up (one catalog probe each) only when something is unknown.
         let why = if let Some(words) = walk.unknown_programs.first() {
+            let program = words
+                .first()
+                .map_or(String::new(), |w| w.replace(UNKNOWN, "…"));
             Some((
                 words.clone(),
-                format!(
-                    "its program `{}` cannot be known before it runs",
-                    words[0].replace(UNKNOWN, "…")
-                ),
+                format!("its program `{program}` cannot be known before it runs"),
             ))
         } else if let Some((command, value)) = unknown {
             Some((

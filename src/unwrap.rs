@@ -167,7 +167,10 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
         out.push(Step::Run(command));
         return;
     }
-    out.push(Step::UnknownProgram(command));
+    // The last wrapper taken off may have been the last word: nothing runs, as below the bound.
+    if !command.words.is_empty() {
+        out.push(Step::UnknownProgram(command));
+    }
 }
 
 /// The code an interpreter runs from its words or its input (`python3 -c CODE`,
