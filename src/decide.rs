@@ -812,10 +812,6 @@ impl Guard<'_> {
         named(&words[at]).map(|agent| (agent, &words[at + 1..]))
     }
 
-    pub fn is_protected(&self, word: &str) -> bool {
-        self.protected.covers(word, None)
-    }
-
     fn mentions_guarded_program(&self, text: &str) -> bool {
         text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
             .any(|token| self.rules.is_guarded(token))

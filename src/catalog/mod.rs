@@ -196,14 +196,6 @@ fn parse_files(sources: &[Source]) -> Result<Vec<CatalogFile>, Vec<CatalogError>
     Ok(parsed)
 }
 
-/// The bytes the catalog is made of, for keying a cache of the compiled index.
-pub fn read_sources_bytes(path: &Path) -> Result<Vec<(PathBuf, String)>, CatalogError> {
-    Ok(read_sources(path)?
-        .into_iter()
-        .map(|s| (s.path, s.text))
-        .collect())
-}
-
 fn read_sources(path: &Path) -> Result<Vec<Source>, CatalogError> {
     let unreadable = |p: &Path, e: std::io::Error| CatalogError {
         file: p.to_path_buf(),
@@ -313,7 +305,8 @@ impl LazyCatalog {
         loaded.as_ref().map_err(Vec::as_slice)
     }
 
-    pub fn path(&self) -> &Path {
+    #[cfg(test)]
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 

@@ -87,11 +87,6 @@ pub fn parse(
     Ok(walker.finish())
 }
 
-/// Whether a word holds parts that cannot be known.
-pub fn is_known(word: &str) -> bool {
-    !word.contains(UNKNOWN)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
