@@ -21,6 +21,7 @@ pub mod argv;
 pub mod audit;
 pub mod catalog;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod deadline;
 pub mod decide;
@@ -81,7 +82,8 @@ pub fn main_with(args: cli::Args) -> i32 {
     // The work runs on the main thread: its stack (8 MiB by default) holds the walk, whose
     // depth the parser bounds (decision 0001), and a thread of its own would cost every
     // hook call a spawn (docs/performance.md).
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| app::run(args))).ok();
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| commands::run(args))).ok();
     match (result, hook_agent) {
         (Some(code), _) => code,
         (None, Some(agent)) => app::refuse(agent, &session::internal_error_message(), None),
