@@ -4,10 +4,13 @@
 pub mod audit;
 pub mod catalog;
 pub mod check;
+pub mod doctor;
 pub mod hook;
 pub mod instead_of;
+pub mod mcp;
 pub mod search;
 pub mod session_start;
+pub mod test;
 
 use crate::cli::{Args, CatalogAction, Command};
 use crate::config::Paths;
@@ -40,12 +43,12 @@ pub fn run(args: Args) -> i32 {
         } => catalog::compile(&paths),
         Command::Install(install) => crate::install::install(&paths, &install.request()),
         Command::Uninstall(install) => crate::install::uninstall(&install.request()),
-        Command::Doctor { json, user } => crate::doctor::run(&paths, json, user.as_deref()),
+        Command::Doctor { json, user } => doctor::run(&paths, json, user.as_deref()),
         Command::InsteadOf { format, mcp } => instead_of::run(&paths, format, mcp),
         Command::Search { json, command } => search::run(&paths, &command.join(" "), json),
-        Command::Mcp => crate::mcp::serve(&paths),
+        Command::Mcp => mcp::serve(&paths),
         Command::SessionStart { agent } => session_start::run(&paths, agent),
-        Command::Test { files } => crate::policy_test::run(&paths, &files),
+        Command::Test { files } => test::run(&paths, &files),
         Command::Audit {
             action,
             kind,

@@ -336,8 +336,8 @@ fn installed_hooks(user: Option<&perm::User>) -> Vec<Installed> {
         let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(&text) else {
             continue;
         };
-        for (event, _, command) in install::hook_commands(&doc) {
-            if event == "PreToolUse" && install::is_ours(&command) {
+        for (event, _, command) in install::settings::hook_commands(&doc) {
+            if event == "PreToolUse" && install::settings::is_ours(&command) {
                 found.push(Installed {
                     agent: "claude",
                     scope,
@@ -382,9 +382,9 @@ fn installed_hooks(user: Option<&perm::User>) -> Vec<Installed> {
             let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(&text) else {
                 continue;
             };
-            if let Some((_, _, command)) = install::hook_commands(&doc)
+            if let Some((_, _, command)) = install::settings::hook_commands(&doc)
                 .into_iter()
-                .find(|(_, _, c)| install::is_ours(c) && c.contains(" hook --agent "))
+                .find(|(_, _, c)| install::settings::is_ours(c) && c.contains(" hook --agent "))
             {
                 found.push(Installed {
                     agent,
