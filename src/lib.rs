@@ -36,8 +36,6 @@ pub mod search;
 pub mod session;
 pub mod shell;
 pub mod unwrap;
-pub mod usetime;
-pub mod written;
 
 /// Hooks must never end without an answer (decision 0002): past this, the hook refuses.
 const HOOK_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);

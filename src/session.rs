@@ -85,8 +85,8 @@ pub fn answer_refusal(
     }
     let overridable = !matches!(refusal.rule, Rule::Override | Rule::SelfProtection);
     let planted = match (override_reason(), overridable) {
-        (Some(_), true) => crate::usetime::find(
-            &crate::usetime::OVERRIDE_VARIABLES,
+        (Some(_), true) => crate::protect::usetime::find(
+            &crate::protect::usetime::OVERRIDE_VARIABLES,
             event_cwd(event).as_deref(),
         ),
         _ => None,
@@ -215,7 +215,7 @@ pub(crate) fn event_cwd(event: &Event) -> Option<std::path::PathBuf> {
 
 /// What the record says of a planted variable: where it came from, and its value (the
 /// agent's own words, never shown as the operator's reason).
-pub(crate) fn planted_reason(planted: &crate::usetime::Planted) -> String {
+pub(crate) fn planted_reason(planted: &crate::protect::usetime::Planted) -> String {
     let value = std::env::var(planted.variable).unwrap_or_default();
     format!(
         "not honoured: {} is also set by {}, a file the agent can write; value: {}",
@@ -226,7 +226,7 @@ pub(crate) fn planted_reason(planted: &crate::usetime::Planted) -> String {
 }
 
 /// The refusal's words to the operator. `every` says that every command is refused.
-pub(crate) fn planted_message(planted: &crate::usetime::Planted, every: bool) -> String {
+pub(crate) fn planted_message(planted: &crate::protect::usetime::Planted, every: bool) -> String {
     let scope = if every {
         "mesh-guard refuses every command until then"
     } else {
@@ -242,7 +242,11 @@ pub(crate) fn planted_message(planted: &crate::usetime::Planted, every: bool) ->
 /// A guard variable that chooses the guard's binary or files, planted by a file the agent
 /// can write: every command is refused and the attempt recorded, in the record the
 /// variable did not choose.
-pub fn answer_planted(paths: &Paths, event: &Event, planted: &crate::usetime::Planted) -> i32 {
+pub fn answer_planted(
+    paths: &Paths,
+    event: &Event,
+    planted: &crate::protect::usetime::Planted,
+) -> i32 {
     let command = match &event.action {
         hook::Action::Shell { command } => command.clone(),
         hook::Action::WriteFile { path, .. } => format!("write {path}"),
@@ -268,12 +272,12 @@ pub fn answer_planted(paths: &Paths, event: &Event, planted: &crate::usetime::Pl
 /// agent chose is not where an operator looks.
 pub(crate) fn trusted_paths(
     paths: &Paths,
-    planted: &crate::usetime::Planted,
+    planted: &crate::protect::usetime::Planted,
     cwd: Option<&std::path::Path>,
 ) -> Paths {
     // Another variable may have been found first: the record's is looked for on its own.
     let db_planted = planted.variable == "MESH_GUARD_DB"
-        || crate::usetime::find(&["MESH_GUARD_DB"], cwd).is_some();
+        || crate::protect::usetime::find(&["MESH_GUARD_DB"], cwd).is_some();
     let planted_db = db_planted
         && std::env::var_os("MESH_GUARD_DB").is_some_and(|v| std::path::Path::new(&v) == paths.db);
     if planted_db {

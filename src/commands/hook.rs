@@ -49,7 +49,8 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
     // the operator's, and nothing is decided under it. Only read when one is present.
     if !matches!(event.action, Action::Other) {
         let cwd = Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute());
-        if let Some(planted) = crate::usetime::find(&crate::usetime::PATH_VARIABLES, cwd.as_deref())
+        if let Some(planted) =
+            crate::protect::usetime::find(&crate::protect::usetime::PATH_VARIABLES, cwd.as_deref())
         {
             return crate::session::answer_planted(paths, &event, &planted);
         }
@@ -113,10 +114,10 @@ pub(crate) fn write_refusal(
         || crate::protect::is_startup_file(&resolved.to_string_lossy());
     let sets = || {
         crate::protect::assigns_guard_variable(content)
-            || crate::written::after(&resolved, content).is_some_and(|text| {
+            || crate::protect::written::after(&resolved, content).is_some_and(|text| {
                 crate::protect::GUARD_VARIABLES
                     .iter()
-                    .any(|v| crate::usetime::mentions(&text, v))
+                    .any(|v| crate::protect::usetime::mentions(&text, v))
             })
     };
     (startup && sets()).then(|| Refusal {

@@ -29,14 +29,14 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
     // is recorded as an attempt, not as the operator's start (decision 0008).
     let cwd = Some(std::path::PathBuf::from(field("cwd"))).filter(|p| p.is_absolute());
     let planted = if override_reason().is_some()
-        || !crate::usetime::present(&crate::usetime::PATH_VARIABLES).is_empty()
+        || !crate::protect::usetime::present(&crate::protect::usetime::PATH_VARIABLES).is_empty()
     {
-        let names: Vec<&'static str> = crate::usetime::OVERRIDE_VARIABLES
+        let names: Vec<&'static str> = crate::protect::usetime::OVERRIDE_VARIABLES
             .iter()
-            .chain(crate::usetime::PATH_VARIABLES.iter())
+            .chain(crate::protect::usetime::PATH_VARIABLES.iter())
             .copied()
             .collect();
-        crate::usetime::find(&names, cwd.as_deref())
+        crate::protect::usetime::find(&names, cwd.as_deref())
     } else {
         None
     };
@@ -55,7 +55,7 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
             "mesh-guard: {}",
             planted_message(
                 planted,
-                crate::usetime::PATH_VARIABLES.contains(&planted.variable)
+                crate::protect::usetime::PATH_VARIABLES.contains(&planted.variable)
             )
         );
     } else if let Some(reason) = override_reason() {
