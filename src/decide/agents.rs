@@ -34,7 +34,7 @@ impl Guard<'_> {
             }
         }
         for name in &agent.config_env {
-            let current = std::env::var(name).ok();
+            let current = self.protected.own_env(name);
             if set_to(name).iter().any(|v| Some(v) != current.as_ref()) {
                 return Some(format!(
                     "starts an agent with {name} moved, away from the settings that hold the guard's hooks"
