@@ -29,12 +29,14 @@ pub mod hook;
 pub mod install;
 pub mod instead;
 pub mod message;
+pub mod perm;
 pub mod record;
 pub mod rules;
 pub mod scope;
 pub mod search;
 pub mod session;
 pub mod shell;
+pub mod time;
 pub mod unwrap;
 
 /// Hooks must never end without an answer (decision 0002): past this, the hook refuses.

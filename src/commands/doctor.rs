@@ -5,7 +5,7 @@ mod setup;
 use setup::*;
 
 use crate::config::Paths;
-use crate::install::perm;
+use crate::perm;
 use serde_json::json;
 use std::path::PathBuf;
 

@@ -10,8 +10,6 @@ use system::*;
 pub(crate) mod settings;
 use settings::*;
 
-pub mod perm;
-
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -233,10 +231,10 @@ fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<Stri
     };
     let mut options = Vec::new();
     if req.scope == Scope::Managed {
-        if perm::current_uid() != Some(0) {
+        if crate::perm::current_uid() != Some(0) {
             return Err("the managed scope writes root-owned system files: run it as root (sudo mesh-guard install claude --scope managed)".into());
         }
-        if let Some(why) = perm::writable_by_non_root(&bin) {
+        if let Some(why) = crate::perm::writable_by_non_root(&bin) {
             return Err(format!(
                 "{} cannot be the hardened hook's binary: {why}; install it root-owned (e.g. sudo install -o root -m 0755 mesh-guard /usr/local/bin/) and pass --bin",
                 bin.display()

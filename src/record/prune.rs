@@ -42,7 +42,7 @@ impl Store {
         let mut event = Event::now(Kind::Checkpoint);
         event.reason = format!(
             "{n} rows older than {} pruned; this row keeps the hash of row {id}",
-            crate::audit::format_time(before_ms, true)
+            crate::time::format_time(before_ms, true)
         );
         tx.execute("DELETE FROM events WHERE id <= ?1", [id])
             .map_err(err)?;

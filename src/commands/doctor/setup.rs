@@ -2,7 +2,8 @@
 //! the agent's user.
 
 use super::*;
-use crate::install::{self, perm};
+use crate::install;
+use crate::perm;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

@@ -112,7 +112,7 @@ pub(crate) fn rfc5424(row: &Row, prev_hash: &str, record: &Path) -> String {
     sd.push(']');
     format!(
         "<{pri}>1 {} {host} mesh-guard {} {} {sd} {}",
-        crate::audit::format_time(e.time_ms, true),
+        crate::time::format_time(e.time_ms, true),
         std::process::id(),
         e.kind.as_str(),
         summary(row, prev_hash)
