@@ -16,31 +16,11 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
     if cfg!(debug_assertions) && std::env::var_os("MESH_GUARD_DEBUG_PANIC").is_some() {
         panic!("panic requested by MESH_GUARD_DEBUG_PANIC");
     }
-    // Someone trying the hook by hand would otherwise face a silent, waiting terminal.
-    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-        eprintln!(
-            "mesh-guard hook: waiting for a hook event (JSON) on stdin; end it with Ctrl-D. Try `mesh-guard check COMMAND` to decide a command by hand."
-        );
-    }
-    let mut input = Vec::new();
-    let read = std::io::stdin()
-        .take(MAX_EVENT_BYTES + 1)
-        .read_to_end(&mut input);
     let fallback_agent = choice.fallback();
-    if read.is_err() {
-        return refuse(
-            fallback_agent,
-            &fail_closed("the hook input could not be read"),
-            None,
-        );
-    }
-    if input.len() as u64 > MAX_EVENT_BYTES {
-        return refuse(
-            fallback_agent,
-            &fail_closed("the hook input is larger than 8 MiB"),
-            None,
-        );
-    }
+    let input = match read_event() {
+        Ok(input) => input,
+        Err(why) => return refuse(fallback_agent, &fail_closed(why), None),
+    };
     let event = match hook::parse(choice, &input) {
         Ok(event) => event,
         Err(why) => return refuse(fallback_agent, &fail_closed(&why), None),
@@ -91,6 +71,27 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
             &message_for(&outcome, hints),
         ),
     }
+}
+
+/// Stdin, whole and bounded: the event, or why it could not be read.
+fn read_event() -> Result<Vec<u8>, &'static str> {
+    // Someone trying the hook by hand would otherwise face a silent, waiting terminal.
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!(
+            "mesh-guard hook: waiting for a hook event (JSON) on stdin; end it with Ctrl-D. Try `mesh-guard check COMMAND` to decide a command by hand."
+        );
+    }
+    let mut input = Vec::new();
+    let read = std::io::stdin()
+        .take(MAX_EVENT_BYTES + 1)
+        .read_to_end(&mut input);
+    if read.is_err() {
+        return Err("the hook input could not be read");
+    }
+    if input.len() as u64 > MAX_EVENT_BYTES {
+        return Err("the hook input is larger than 8 MiB");
+    }
+    Ok(input)
 }
 
 /// A file-writing tool may not set the override or change the guard's own files.
