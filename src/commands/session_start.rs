@@ -92,9 +92,6 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
         ),
         None => "This machine's shell commands are checked by mesh-guard: use the mesh's own tools for its machines, containers and units, not ssh, docker or journalctl.".to_string(),
     };
-    let out = serde_json::json!({
-        "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": context }
-    });
-    outln!("{out}");
+    outln!("{}", crate::hook::session_start(&context));
     code
 }
