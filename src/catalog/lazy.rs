@@ -2,7 +2,7 @@
 //! else from the TOML, with the cache's state for `catalog check`.
 
 use super::*;
-pub use index::Catalog;
+use index::Catalog;
 use std::path::{Path, PathBuf};
 
 /// The catalog, read only when a decision needs it: a command with no guarded program

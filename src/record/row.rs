@@ -1,7 +1,7 @@
 //! A stored row: its columns, read and decoded in one place.
 
 use super::*;
-pub use error::RecordError;
+use error::RecordError;
 use event::*;
 use std::path::Path;
 use write::*;

@@ -1,9 +1,9 @@
 //! Appending one row: the chain's link computed, the row inserted, the anchors moved.
 
 use super::*;
-pub use error::RecordError;
+use error::RecordError;
 use event::*;
-pub use forward::Target;
+use forward::Target;
 use rusqlite::types::ValueRef;
 use rusqlite::{OptionalExtension, params};
 use std::path::Path;
