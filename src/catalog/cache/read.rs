@@ -13,9 +13,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 use write::*;
 
+/// Reads up to this many bytes without asking the file's size first: a bucket or a header.
+const SMALL_READ: usize = 64 * 1024;
+
 #[cfg(unix)]
 pub(crate) fn read_at(file: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
     use std::os::unix::fs::FileExt;
+    // A damaged file's lengths can say anything (a header of 4 GiB): past a small read, the
+    // buffer is allocated only for bytes the file holds. Lookups stay one read each.
+    if len > SMALL_READ {
+        let size = file.metadata()?.len();
+        if offset.checked_add(len as u64).is_none_or(|end| end > size) {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+    }
     let mut buf = vec![0; len];
     file.read_exact_at(&mut buf, offset)?;
     Ok(buf)
