@@ -6,11 +6,7 @@ use super::*;
 impl Store {
     /// The rows `filter` selects, newest first.
     pub fn query(&self, filter: &Filter) -> Result<Vec<Row>, RecordError> {
-        let mut sql = String::from(
-            "SELECT id, time_ms, kind, agent, session_id, tool_use_id, cwd, user, host, command,
-                rule, target, tools, shape, reason, hash, scope
-             FROM events WHERE 1 = 1",
-        );
+        let mut sql = format!("SELECT {ROW_COLUMNS} FROM events WHERE 1 = 1");
         let mut args: Vec<rusqlite::types::Value> = Vec::new();
         if let Some(kind) = filter.kind {
             args.push(kind.as_str().to_string().into());
@@ -65,11 +61,9 @@ impl Store {
     pub fn rows_after(&self, after: i64) -> Result<Vec<Row>, RecordError> {
         let mut st = self
             .conn
-            .prepare(
-                "SELECT id, time_ms, kind, agent, session_id, tool_use_id, cwd, user, host, command,
-                    rule, target, tools, shape, reason, hash, scope
-                 FROM events WHERE id > ?1 ORDER BY id",
-            )
+            .prepare(&format!(
+                "SELECT {ROW_COLUMNS} FROM events WHERE id > ?1 ORDER BY id"
+            ))
             .map_err(|e| self.err(&e))?;
         let raw = st
             .query_map([after], raw_row)

@@ -36,6 +36,9 @@ pub(crate) struct RawRow {
     scope: String,
 }
 
+/// The columns `raw_row` decodes, in its order: one list for every query of whole rows.
+pub(crate) const ROW_COLUMNS: &str = "id, time_ms, kind, agent, session_id, tool_use_id, cwd, user, host, command, rule, target, tools, shape, reason, hash, scope";
+
 pub(crate) fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
     let mut strings: [String; 13] = Default::default();
     for (slot, i) in strings.iter_mut().zip(2..) {
