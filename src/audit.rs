@@ -1,13 +1,11 @@
 //! The operators' views of the record: a table for the terminal, JSON and CSV for tools, and the
 //! shapes that still need a mesh tool. Pure functions over rows the store returned.
 
-mod time;
-
 use serde_json::{Value, json};
 
 use crate::record::Row;
 
-pub use time::{format_time, parse_time};
+pub use crate::time::{format_time, parse_time};
 
 /// The width tables are cut to when `COLUMNS` says nothing usable.
 pub const DEFAULT_WIDTH: usize = 100;

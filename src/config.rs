@@ -52,7 +52,7 @@ impl Paths {
                 compiled,
             );
         }
-        if crate::install::perm::owned_by_other(&self.catalog) {
+        if crate::perm::owned_by_other(&self.catalog) {
             return crate::catalog::LazyCatalog::new(self.catalog.clone());
         }
         let cache = crate::catalog::cache_file_for(&self.cache_dir(), &self.catalog);

@@ -22,26 +22,24 @@ pub mod audit;
 pub mod bash_eval;
 pub mod catalog;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod deadline;
 pub mod decide;
-pub mod doctor;
 pub mod hook;
 pub mod install;
 pub mod instead;
-pub mod mcp;
 pub mod message;
 pub mod ondisk;
-pub mod policy_test;
+pub mod perm;
 pub mod record;
 pub mod rules;
 pub mod scope;
 pub mod search;
 pub mod session;
 pub mod shell;
+pub mod time;
 pub mod unwrap;
-pub mod usetime;
-pub mod written;
 
 /// Hooks must never end without an answer (decision 0002): past this, the hook refuses.
 const HOOK_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
@@ -83,7 +81,8 @@ pub fn main_with(args: cli::Args) -> i32 {
     // The work runs on the main thread: its stack (8 MiB by default) holds the walk, whose
     // depth the parser bounds (decision 0001), and a thread of its own would cost every
     // hook call a spawn (docs/performance.md).
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| app::run(args))).ok();
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| commands::run(args))).ok();
     match (result, hook_agent) {
         (Some(code), _) => code,
         (None, Some(agent)) => app::refuse(agent, &session::internal_error_message(), None),

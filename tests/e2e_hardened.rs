@@ -310,12 +310,18 @@ fn the_agents_user_cannot_switch_a_hardened_install_off() {
         write(&work.join(".claude/settings.local.json"), off.clone()),
         ToolCall::bash(&format!("cp /bin/true {}", bin.display())),
         ToolCall::bash("printf 'version = 1\\n' > /etc/mesh-guard/catalog.toml"),
-        // Past the guard's own checks (any program can write a file, and code that builds the
-        // path from pieces is beyond what a user-level guard reads): the project's settings
-        // switch all hooks off, for this session and the next.
-        ToolCall::bash(
-            "python3 -c 'import json; k = \"disable\" + \"AllHooks\"; json.dump({k: True}, open(\".cla\" + \"ude/set\" + \"tings.json\", \"w\"))'",
-        ),
+        // Past the guard's own checks (any program can write a file): the project's
+        // settings switch all hooks off, for this session and the next. The code that does
+        // it is in a script file, which the guard does not read (inline code naming the
+        // settings file is refused since interpreters' code is checked).
+        ToolCall {
+            name: "Write".into(),
+            input: json!({
+                "file_path": work.join("off.py"),
+                "content": "import json\njson.dump({\"disableAllHooks\": True, \"enabledPlugins\": {\"mesh-guard@mesh-guard\": False}, \"env\": {\"MESH_GUARD_BIN\": \"/bin/true\"}}, open(\".claude/settings.json\", \"w\"))\n",
+            }),
+        },
+        ToolCall::bash("python3 off.py"),
         ToolCall::bash("ssh atlas uptime"),
     ];
     let (output, api) = run_agent(&sandbox, &cli, calls, &[]);
@@ -326,7 +332,7 @@ fn the_agents_user_cannot_switch_a_hardened_install_off() {
         output.stderr,
         api.log()
     );
-    assert_eq!(results.len(), 6, "not every step ran\n{context}");
+    assert_eq!(results.len(), 7, "not every step ran\n{context}");
     assert!(
         fs::read_to_string(work.join(".claude/settings.json"))
             .is_ok_and(|s| s.contains("disableAllHooks")),
@@ -413,11 +419,14 @@ fn the_agents_user_cannot_switch_a_hardened_install_off() {
     );
     let rows = records(&db);
     assert!(
-        // A guard variable planted in the settings' `env` is refused as an override attempt
-        // (decision 0008); either row is the refusal on record.
-        rows[before..].iter().any(|(kind, command, _)| {
-            (kind == "refusal" || kind == "override-attempt") && command == "ssh atlas uptime"
-        }),
+        rows[before..]
+            .iter()
+            // MESH_GUARD_BIN in the user's settings is planted (decision 0008): the command
+            // is refused as an attempt on the guard's variables, recorded as such.
+            .any(
+                |(kind, command, _)| (kind == "refusal" || kind == "override-attempt")
+                    && command == "ssh atlas uptime"
+            ),
         "the refusal was not recorded: {rows:#?}\n{context}"
     );
 }

@@ -271,3 +271,25 @@ fn a_hang_becomes_a_refusal_at_the_deadline() {
     assert!(message.contains("took too long"), "{message}");
     assert!(String::from_utf8_lossy(&out.stderr).contains(&message));
 }
+
+#[test]
+fn sixty_four_wrappers_and_nothing_after_them_is_checked_without_a_panic() {
+    let catalog = example_catalog();
+    let only_wrappers = "nohup ".repeat(64);
+    let out = run(
+        &["check", "--", only_wrappers.trim()],
+        &[("MESH_GUARD_CATALOG", &catalog)],
+        b"",
+    );
+    assert_eq!(out.code, 0, "nothing runs, so it passes: {}", out.stderr);
+    assert!(!out.stderr.contains("internal error"), "{}", out.stderr);
+    // Past the bound the program is not looked for: refused, never a panic.
+    let deep = format!("{}ssh atlas", "nohup ".repeat(64));
+    let out = run(
+        &["check", "--", &deep],
+        &[("MESH_GUARD_CATALOG", &catalog)],
+        b"",
+    );
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(!out.stderr.contains("internal error"), "{}", out.stderr);
+}

@@ -242,3 +242,20 @@ fn catalog_check_finds_a_forged_cache() {
         "catalog check reports it"
     );
 }
+
+#[test]
+fn a_damaged_length_is_not_allocated() {
+    // Found by fuzz/cache_read: a header length of 2 GiB in a file of a few bytes made the
+    // reader allocate it all before the read failed.
+    let (dir, catalog, _) = setup("version = 1\n[[machine]]\nname = \"atlas\"\n");
+    let path = dir.path().join("short.idx");
+    std::fs::write(&path, b"MGIDX\0\0\n").unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let huge = 1usize << 40;
+    assert!(cache::read_at(&file, 0, huge).is_err());
+    assert!(cache::read_at(&file, u64::MAX, 1 << 20).is_err());
+    assert_eq!(cache::read_at(&file, 0, 8).unwrap(), b"MGIDX\0\0\n");
+    // The same file as a compiled index: the catalog itself answers.
+    let lazy = LazyCatalog::with_compiled_index(catalog, path);
+    assert!(lazy.get().is_ok_and(|c| c.object("atlas").is_some()));
+}

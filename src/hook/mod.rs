@@ -275,6 +275,15 @@ fn cursor(json: &Value) -> Result<Action, String> {
     }
 }
 
+/// The SessionStart answer: the context an agent is given when a session starts, in
+/// Claude's form, which every agent is given today.
+pub fn session_start(context: &str) -> String {
+    serde_json::json!({
+        "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": context }
+    })
+    .to_string()
+}
+
 /// The refusal as the agent reads it on stdout (stderr carries the message too; the exit
 /// code is 2 for every agent: docs/agents/).
 pub fn deny(agent: Agent, message: &str) -> String {

@@ -4,9 +4,13 @@
 //! the system-wide policy file, a root-owned binary named by absolute path, and the
 //! catalog, rules and compiled index copied into root-owned system paths.
 
-pub mod perm;
+mod system;
+use system::*;
 
-use serde_json::{Map, Value, json};
+pub(crate) mod settings;
+use settings::*;
+
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 /// Where a hardened install keeps the catalog, the rules and the compiled index.
@@ -227,10 +231,10 @@ fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<Stri
     };
     let mut options = Vec::new();
     if req.scope == Scope::Managed {
-        if perm::current_uid() != Some(0) {
+        if crate::perm::current_uid() != Some(0) {
             return Err("the managed scope writes root-owned system files: run it as root (sudo mesh-guard install claude --scope managed)".into());
         }
-        if let Some(why) = perm::writable_by_non_root(&bin) {
+        if let Some(why) = crate::perm::writable_by_non_root(&bin) {
             return Err(format!(
                 "{} cannot be the hardened hook's binary: {why}; install it root-owned (e.g. sudo install -o root -m 0755 mesh-guard /usr/local/bin/) and pass --bin",
                 bin.display()
@@ -291,246 +295,5 @@ fn uninstall_inner(req: &Request) -> Result<Vec<String>, String> {
                 .display()
         ));
     }
-    Ok(said)
-}
-
-/// Copies the catalog and the rules in force into `system` (root-owned, read-only to
-/// others) and compiles the index beside the catalog. Returns the installed paths.
-fn install_system_files(
-    paths: &crate::config::Paths,
-    system: &Path,
-    said: &mut Vec<String>,
-) -> Result<(PathBuf, PathBuf), String> {
-    crate::catalog::load(&paths.catalog).map_err(|errors| {
-        let list: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-        format!(
-            "the catalog is invalid, nothing installed:\n{}",
-            list.join("\n")
-        )
-    })?;
-    crate::rules::Rules::load(paths.rules.as_deref())
-        .map_err(|e| format!("the rules are invalid, nothing installed: {e}"))?;
-    create_root_dir(system)?;
-    let catalog = if paths.catalog.is_dir() {
-        let target = system.join("catalog");
-        replace_tree(&paths.catalog, &target)?;
-        target
-    } else {
-        let target = system.join("catalog.toml");
-        copy_root_file(&paths.catalog, &target)?;
-        target
-    };
-    let rules = system.join("rules");
-    match &paths.rules {
-        Some(dir) => replace_tree(dir, &rules)?,
-        None => {
-            // An empty directory: passing it keeps MESH_GUARD_RULES from the agent's
-            // environment out of the hook (a flag wins over the variable).
-            create_root_dir(&rules)?;
-        }
-    }
-    let index = crate::catalog::compiled_index_for(&catalog);
-    crate::catalog::compile(&catalog, &index).map_err(|errors| {
-        errors
-            .iter()
-            .map(|e| e.to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    })?;
-    set_mode(&index, 0o644)?;
-    said.push(format!("catalog: {}", catalog.display()));
-    said.push(format!("rules: {}", rules.display()));
-    said.push(format!("compiled index: {}", index.display()));
-    Ok((catalog, rules))
-}
-
-fn create_root_dir(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    set_mode(dir, 0o755)
-}
-
-fn set_mode(path: &Path, mode: u32) -> Result<(), String> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| format!("{}: {e}", path.display()))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (path, mode);
-        Ok(())
-    }
-}
-
-fn copy_root_file(from: &Path, to: &Path) -> Result<(), String> {
-    let bytes = std::fs::read(from).map_err(|e| format!("{}: {e}", from.display()))?;
-    let temp = to.with_extension("mesh-guard-tmp");
-    std::fs::write(&temp, bytes)
-        .and_then(|()| std::fs::rename(&temp, to))
-        .map_err(|e| format!("{}: {e}", to.display()))?;
-    set_mode(to, 0o644)
-}
-
-/// Replaces the directory `to` with a copy of the `*.toml` files under `from`.
-fn replace_tree(from: &Path, to: &Path) -> Result<(), String> {
-    if to.exists() {
-        std::fs::remove_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
-    }
-    create_root_dir(to)?;
-    let entries = std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))?;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let target = to.join(entry.file_name());
-        if path.is_dir() {
-            replace_tree(&path, &target)?;
-        } else if path.extension().is_some_and(|e| e == "toml") {
-            copy_root_file(&path, &target)?;
-        }
-    }
-    Ok(())
-}
-
-fn read_settings(path: &Path) -> Result<Map<String, Value>, String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
-    };
-    if text.trim().is_empty() {
-        return Ok(Map::new());
-    }
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(format!(
-            "{}: not a JSON object; left unchanged",
-            path.display()
-        )),
-        Err(e) => Err(format!(
-            "{}: not valid JSON ({e}); left unchanged",
-            path.display()
-        )),
-    }
-}
-
-/// A hook command this installer wrote: it runs mesh-guard's hook or session-start for an
-/// agent. (The plugin's own hooks run through `${CLAUDE_PLUGIN_ROOT}` and live elsewhere.)
-pub fn is_ours(command: &str) -> bool {
-    command.contains("mesh-guard")
-        && (command.contains(" hook --agent ") || command.contains(" session-start --agent "))
-}
-
-/// The command of a hook entry: `command`, or Copilot's `bash`.
-fn entry_command(entry: &Value) -> Option<&str> {
-    entry
-        .get("command")
-        .or_else(|| entry.get("bash"))
-        .and_then(Value::as_str)
-}
-
-/// Every hook command in a settings document, by event: (event, matcher, command).
-pub fn hook_commands(doc: &Map<String, Value>) -> Vec<(String, String, String)> {
-    let mut found = Vec::new();
-    let Some(Value::Object(hooks)) = doc.get("hooks") else {
-        return found;
-    };
-    for (event, groups) in hooks {
-        for group in groups.as_array().into_iter().flatten() {
-            let matcher = group.get("matcher").and_then(Value::as_str).unwrap_or("");
-            let inner = group.get("hooks").and_then(Value::as_array);
-            // Claude, Gemini and Codex nest the hooks in a group; Copilot and Cursor do not.
-            for hook in inner.into_iter().flatten().chain(Some(group)) {
-                if let Some(command) = entry_command(hook) {
-                    found.push((event.clone(), matcher.to_string(), command.to_string()));
-                }
-            }
-        }
-    }
-    found
-}
-
-fn remove_ours(doc: &mut Map<String, Value>) {
-    let Some(Value::Object(hooks)) = doc.get_mut("hooks") else {
-        return;
-    };
-    for groups in hooks.values_mut() {
-        let Some(list) = groups.as_array_mut() else {
-            continue;
-        };
-        for group in list.iter_mut() {
-            if let Some(inner) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                inner.retain(|h| !entry_command(h).is_some_and(is_ours));
-            }
-        }
-        list.retain(|g| {
-            !entry_command(g).is_some_and(is_ours)
-                && g.get("hooks")
-                    .and_then(Value::as_array)
-                    .is_none_or(|h| !h.is_empty())
-        });
-    }
-    hooks.retain(|_, groups| groups.as_array().is_none_or(|g| !g.is_empty()));
-    if hooks.is_empty() {
-        doc.remove("hooks");
-    }
-}
-
-fn add_ours(doc: &mut Map<String, Value>, agent: &str, prefix: &str) {
-    let (added, version) = entries(agent, prefix);
-    if let Some(version) = version {
-        doc.entry("version").or_insert(json!(version));
-    }
-    let hooks = doc
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !hooks.is_object() {
-        *hooks = Value::Object(Map::new());
-    }
-    let hooks = hooks.as_object_mut().expect("an object");
-    for (event, entry) in added {
-        let list = hooks.entry(event).or_insert_with(|| json!([]));
-        if !list.is_array() {
-            *list = json!([]);
-        }
-        list.as_array_mut().expect("an array").push(entry);
-    }
-}
-
-/// Writes `doc` to `path` unless it is already what is there; the old file is kept as
-/// `<file>.bak-<unix ms>`. A managed file is left root-owned and readable by all.
-fn write_settings(path: &Path, doc: &Value, scope: Scope) -> Result<Vec<String>, String> {
-    let text = format!(
-        "{}\n",
-        serde_json::to_string_pretty(doc).expect("JSON values serialize")
-    );
-    let old = std::fs::read(path).ok();
-    if old.as_deref() == Some(text.as_bytes()) {
-        return Ok(vec![format!("{}: already up to date", path.display())]);
-    }
-    let mut said = Vec::new();
-    if let Some(old) = &old {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0);
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let backup = path.with_file_name(format!("{name}.bak-{stamp}"));
-        std::fs::write(&backup, old).map_err(|e| format!("{}: {e}", backup.display()))?;
-        said.push(format!("backup: {}", backup.display()));
-    }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let temp = path.with_extension("json.mesh-guard-tmp");
-    std::fs::write(&temp, &text)
-        .and_then(|()| std::fs::rename(&temp, path))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    if scope == Scope::Managed {
-        set_mode(path, 0o644)?;
-    }
-    said.push(format!("hooks written: {}", path.display()));
     Ok(said)
 }

@@ -47,7 +47,7 @@ pub(crate) fn side_path(db: &Path, what: &str) -> PathBuf {
 pub(crate) fn note(db: &Path, event: &Event, error: &RecordError) {
     let line = format!(
         "{} {} not recorded ({}): {}\n",
-        crate::audit::format_time(event.time_ms, true),
+        crate::time::format_time(event.time_ms, true),
         event.kind,
         event.rule,
         error

@@ -1,6 +1,7 @@
 //! Tests that need the record's insides: a database written by schema 1, rows hashed in format 1.
 
 use super::*;
+use rusqlite::params;
 
 /// Schema 1 as it was released, written out here rather than taken from `schema::SCHEMA_1`, so a
 /// change to the shipped step cannot silently change what this test migrates from.

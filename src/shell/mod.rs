@@ -16,6 +16,11 @@ use std::collections::HashMap;
 /// Stands for a part of a word whose value cannot be known from the command text.
 pub const UNKNOWN: char = '\0';
 
+/// Whether a word holds no part that cannot be known.
+pub fn is_known(word: &str) -> bool {
+    !word.contains(UNKNOWN)
+}
+
 /// Limits that keep every input cheap; past them the command is unverifiable.
 pub const MAX_COMMANDS: usize = 4096;
 pub const MAX_ALTERNATIVES: usize = 64;
@@ -85,11 +90,6 @@ pub fn parse(
     let mut walker = walk::Walker::new(source, depth, inherited.clone());
     walker.seq(&result.file.body);
     Ok(walker.finish())
-}
-
-/// Whether a word holds parts that cannot be known.
-pub fn is_known(word: &str) -> bool {
-    !word.contains(UNKNOWN)
 }
 
 #[cfg(test)]

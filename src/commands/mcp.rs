@@ -163,11 +163,11 @@ impl Server<'_> {
             Ok(catalog) => catalog,
             Err(errors) => return tool_error(&catalog_errors(&errors)),
         };
-        let table = crate::app::instead_of_table(&catalog, TableFormat::Json);
+        let table = crate::commands::instead_of::instead_of_table(&catalog, TableFormat::Json);
         let rows: Value = serde_json::from_str(&table).unwrap_or_else(|_| json!([]));
-        let text = crate::app::instead_of_table(&catalog, TableFormat::Markdown)
+        let text = crate::commands::instead_of::instead_of_table(&catalog, TableFormat::Markdown)
             + "\n"
-            + crate::app::INSTEAD_OF_SEARCH;
+            + crate::commands::instead_of::INSTEAD_OF_SEARCH;
         tool_result(text, json!({"rows": rows}))
     }
 

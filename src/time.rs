@@ -1,4 +1,4 @@
-//! UTC times for the audit views: RFC 3339 in and out, and relative times like `2h`.
+//! UTC times for the record and the audit views: RFC 3339 in and out, and relative times like `2h`.
 //!
 //! Hand-written calendar arithmetic (proleptic Gregorian, UTC) rather than a date crate: the
 //! views need two conversions, and the hook binary stays small.

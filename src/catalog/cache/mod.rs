@@ -1,0 +1,71 @@
+//! The compiled catalog cache: the validated index written to one file, keyed by the
+//! catalog's files, so that a hook does not parse a large catalog on every call.
+//!
+//! A hook opens the file and probes it with positioned reads (`pread`): a 100k-machine
+//! catalog is never read whole nor deserialized, a lookup costs two small reads. Layout
+//! (little-endian), see docs/decisions/0006-catalog-cache.md:
+//!
+//! ```text
+//! prefix  magic "MGIDX\0\0\n" | format u32 | header length u32 | SHA-256 of the header
+//! header  racy u8 | crate version | catalog path | content SHA-256 | file stamps
+//!         | body length | domains, networks, forge | counts | table positions
+//! body    per table: a directory of buckets (offset u64, length u32, check 8 bytes),
+//!         then the buckets; then the tools' directory and records
+//! ```
+//!
+//! Trust: the header's checksum is verified on open, each bucket's on every read. Any
+//! mismatch, short read or undecodable entry marks the view broken, and the decision is
+//! made again from the catalog itself (`LazyCatalog::recover`): a damaged cache costs
+//! time, never a wrong pass.
+
+mod codec;
+mod read;
+mod stamp;
+mod write;
+
+pub(crate) use read::*;
+pub(crate) use stamp::*;
+pub(crate) use write::*;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const MAGIC: &[u8; 8] = b"MGIDX\0\0\n";
+/// Bump on any change to the layout or to what an entry means.
+const FORMAT: u32 = 3;
+const PREFIX: u64 = 8 + 4 + 4 + 32;
+const DIR_ENTRY: u64 = 8 + 4 + 8;
+/// A file changed this recently may change again within the same timestamp tick (file
+/// times are coarse), so its stamp alone does not prove the content: such a cache is
+/// marked racy and checked by content until the file is older (git's "racy clean" rule).
+const RACY: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Table {
+    Machines = 0,
+    Containers = 1,
+    Units = 2,
+    Modules = 3,
+    ToolWords = 4,
+}
+const TABLES: usize = 5;
+/// The check tag of the tools' directory, after the tables'.
+const TOOLS_TAG: u8 = TABLES as u8;
+
+/// Why a cache was not used; every one leads to loading the catalog and rewriting it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Miss {
+    Absent,
+    Stale,
+    Corrupt,
+}
+
+/// Where the cache of the catalog at `catalog` lives in `dir`: one file per catalog path,
+/// so that two catalogs used in turn do not keep rebuilding one file.
+pub fn file_for(dir: &Path, catalog: &Path) -> PathBuf {
+    let absolute = std::path::absolute(catalog).unwrap_or_else(|_| catalog.to_path_buf());
+    dir.join(format!(
+        "catalog-{:016x}.idx",
+        fnv1a(&path_bytes(&absolute))
+    ))
+}

@@ -1,0 +1,333 @@
+//! `mesh-guard audit`: list, verify, export and prune the record.
+
+use crate::cli::{AuditAction, Format};
+use crate::config::Paths;
+use crate::record::{Filter, Kind, Store, Verification};
+
+pub struct AuditQuery {
+    pub kind: Option<String>,
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub session: Option<String>,
+    pub limit: Option<usize>,
+    pub format: Format,
+}
+
+pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32 {
+    if let Some(AuditAction::Verify { log }) = &action {
+        return verify(paths, log.as_deref());
+    }
+    if !paths.db.exists() {
+        eprintln!(
+            "mesh-guard: no record yet at {} (nothing has been refused or overridden)",
+            paths.db.display()
+        );
+        return 0;
+    }
+    if let Some(AuditAction::Prune { before }) = &action {
+        return prune(paths, before);
+    }
+    // Reading never writes, unless the record is of an older schema: then it is migrated
+    // forward first (decision 0005).
+    let store = match Store::open_read_only(&paths.db) {
+        Err(crate::record::RecordError::NeedsMigration { .. }) => Store::open(&paths.db),
+        other => other,
+    };
+    let store = match store {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}", e.detail());
+            return 2;
+        }
+    };
+    match action {
+        Some(AuditAction::Verify { .. }) | Some(AuditAction::Prune { .. }) => 2,
+        Some(AuditAction::Export { format: _, after }) => {
+            match store.rows_after(after.unwrap_or(0)) {
+                Ok(rows) => {
+                    let mut text = String::new();
+                    for r in &rows {
+                        text.push_str(&crate::audit::render_jsonl_line(r));
+                    }
+                    out!("{text}");
+                    0
+                }
+                Err(e) => {
+                    eprintln!("error: {}", e.detail());
+                    2
+                }
+            }
+        }
+        Some(AuditAction::Missing { format }) => match store.missing() {
+            Ok(shapes) => {
+                match format {
+                    Format::Json => outln!(
+                        "{}",
+                        serde_json::json!(
+                            shapes
+                                .iter()
+                                .map(|(s, n)| serde_json::json!({"shape": s, "refusals": n}))
+                                .collect::<Vec<_>>()
+                        )
+                    ),
+                    _ => out!("{}", crate::audit::render_missing(&shapes)),
+                }
+                0
+            }
+            Err(e) => {
+                eprintln!("error: {}", e.detail());
+                2
+            }
+        },
+        None => {
+            let now = crate::record::now_ms();
+            let parse = |t: &Option<String>| {
+                t.as_deref()
+                    .map(|t| crate::audit::parse_time(t, now))
+                    .transpose()
+            };
+            let (since_ms, until_ms) = match (parse(&query.since), parse(&query.until)) {
+                (Ok(s), Ok(u)) => (s, u),
+                (Err(e), _) | (_, Err(e)) => {
+                    eprintln!("error: {e}");
+                    return 2;
+                }
+            };
+            let kind = match query.kind.as_deref().map(str::parse::<Kind>).transpose() {
+                Ok(k) => k,
+                Err(_) => {
+                    eprintln!(
+                        "error: unknown kind (expected refusal, override, override-attempt or session-start)"
+                    );
+                    return 2;
+                }
+            };
+            let filter = Filter {
+                kind,
+                since_ms,
+                until_ms,
+                session: query.session,
+                limit: query.limit.map(|l| l as u64),
+            };
+            match store.query(&filter) {
+                Ok(rows) => {
+                    let text = match query.format {
+                        Format::Table => {
+                            crate::audit::render_table(&rows, crate::audit::terminal_width())
+                        }
+                        Format::Json => crate::audit::render_json(&rows),
+                        Format::Csv => crate::audit::render_csv(&rows),
+                    };
+                    out!("{text}");
+                    0
+                }
+                Err(e) => {
+                    eprintln!("error: {}", e.detail());
+                    2
+                }
+            }
+        }
+    }
+}
+
+/// `audit verify [--log FILE]`: the chain, then the local anchor, then the system log's copy.
+/// Exit 0 intact, 1 broken (each finding named), 2 when the record cannot be read.
+pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
+    use crate::record::{AnchorCheck, anchor, logcheck};
+    let logged = match log.map(std::fs::read) {
+        None => None,
+        Some(Ok(bytes)) => {
+            let all = logcheck::parse(&String::from_utf8_lossy(&bytes));
+            let ours = std::path::absolute(&paths.db).unwrap_or_else(|_| paths.db.clone());
+            let ours = ours.display().to_string();
+            // Events from other records (other users, other databases) in the same file are left
+            // out; a log where no event names this path (the record was moved, or reached
+            // through another path) is taken whole, and that is said.
+            let mine: Vec<_> = all
+                .iter()
+                .filter(|e| e.record.is_empty() || e.record == ours)
+                .cloned()
+                .collect();
+            if mine.is_empty() && !all.is_empty() {
+                eprintln!(
+                    "mesh-guard: no event in the log names {ours}; comparing all {} mesh-guard events",
+                    all.len()
+                );
+                Some(all)
+            } else {
+                Some(mine)
+            }
+        }
+        Some(Err(e)) => {
+            eprintln!(
+                "error: cannot read {}: {e}",
+                log.map(|l| l.display().to_string()).unwrap_or_default()
+            );
+            return 2;
+        }
+    };
+    let mut broken = false;
+    if !paths.db.exists() {
+        let beside = anchor::Anchor::read(&anchor::path_for(&paths.db));
+        let second = anchor::Anchor::read(&crate::record::second_anchor_path(&paths.db));
+        let found = match (beside, second) {
+            (Ok(None), Ok(Some(a))) => Ok(Some(a)),
+            (beside, _) => beside,
+        };
+        match found {
+            Ok(None) if logged.as_ref().is_none_or(|l| l.is_empty()) => {
+                eprintln!(
+                    "mesh-guard: no record yet at {} and no anchor (nothing recorded, or both deleted)",
+                    paths.db.display()
+                );
+                outln!("intact: 0 rows");
+                return 0;
+            }
+            Ok(None) => {}
+            Ok(Some(a)) => {
+                outln!(
+                    "broken: the database file is gone; its anchor records {} rows up to row {} (hash {})",
+                    a.count,
+                    a.id,
+                    a.hash
+                );
+                broken = true;
+            }
+            Err(e) => {
+                outln!("broken: the database file is gone, and {e}");
+                broken = true;
+            }
+        }
+        if let Some(logged) = &logged {
+            let findings = logcheck::compare(logged, &[], 0);
+            for f in &findings {
+                outln!("{f}");
+            }
+            broken |= !findings.is_empty();
+        }
+        return i32::from(broken);
+    }
+    let store = match Store::open_read_only(&paths.db) {
+        Err(crate::record::RecordError::NeedsMigration { .. }) => Store::open(&paths.db),
+        other => other,
+    };
+    let store = match store {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}", e.detail());
+            return 2;
+        }
+    };
+    let checked = store.verify().and_then(|v| Ok((v, store.check_anchor()?)));
+    let (chain, anchored) = match checked {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {}", e.detail());
+            return 2;
+        }
+    };
+    let rows = match chain {
+        Verification::Intact { rows } => rows,
+        Verification::Broken { id, breach } => {
+            outln!("broken at row {id}: {breach}");
+            broken = true;
+            0
+        }
+    };
+    match &anchored {
+        AnchorCheck::Holds(_) => {}
+        AnchorCheck::Missing if rows == 0 => {}
+        other => {
+            outln!("{other}");
+            broken = true;
+        }
+    }
+    match store.check_second_anchor() {
+        Ok(Some((_, AnchorCheck::Holds(_)))) | Ok(None) => {}
+        Ok(Some((path, found))) => {
+            outln!(
+                "the second anchor ({}) disagrees: {found}; the record was replaced, or its directory hidden and restored",
+                path.display()
+            );
+            broken = true;
+        }
+        Err(e) => {
+            eprintln!("error: {}", e.detail());
+            return 2;
+        }
+    }
+    if let Some(logged) = &logged {
+        let stored = match store.hashes().and_then(|h| Ok((h, store.checkpoint()?))) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {}", e.detail());
+                return 2;
+            }
+        };
+        let (stored, checkpoint) = stored;
+        // A checkpoint excuses the rows before it only if the log saw the prune too.
+        let pruned = if logged
+            .iter()
+            .any(|e| e.id == checkpoint && e.kind == "checkpoint")
+        {
+            checkpoint
+        } else {
+            0
+        };
+        let findings = logcheck::compare(logged, &stored, pruned);
+        for f in &findings {
+            outln!("{f}");
+        }
+        broken |= !findings.is_empty();
+        if logged.is_empty() && !stored.is_empty() {
+            outln!("broken: the log holds no event of this record");
+            broken = true;
+        }
+        if !broken {
+            outln!("the log's {} events match the database", logged.len());
+        }
+    }
+    if broken {
+        return 1;
+    }
+    outln!("intact: {rows} rows, every hash links to the row before it, and the anchor holds");
+    0
+}
+
+/// `audit prune --before T`.
+pub(crate) fn prune(paths: &Paths, before: &str) -> i32 {
+    let before_ms = match crate::audit::parse_time(before, crate::record::now_ms()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let env = std::env::var(crate::record::forward::SYSLOG_VAR).ok();
+    let catalog = paths.lazy_catalog();
+    let setting = catalog
+        .get()
+        .ok()
+        .and_then(|c| c.syslog().map(str::to_string));
+    let mut link = crate::record::Target::resolve(env.as_deref(), setting.as_deref())
+        .and_then(|t| crate::record::forward::connect(&t))
+        .unwrap_or(crate::record::forward::Link::Off);
+    match Store::open(&paths.db).and_then(|mut s| s.prune(before_ms, &mut link)) {
+        Ok(Some((row, n))) => {
+            outln!(
+                "pruned {n} rows; checkpoint row {} keeps hash {}",
+                row.id,
+                row.hash
+            );
+            0
+        }
+        Ok(None) => {
+            outln!("nothing older than {before} to prune");
+            0
+        }
+        Err(e) => {
+            eprintln!("error: {}", e.detail());
+            2
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! `mesh-guard check`: one command decided by hand, explained.
+
+use crate::app::{decide, load_rules, message_for};
+use crate::config::Paths;
+use crate::decide::{Decision, Guard, PassReason, Refusal, Rule};
+use crate::message;
+
+/// The override `check` previews: given on the command line, or the one in force.
+pub struct Preview {
+    reason: Option<String>,
+    scope: Option<Result<crate::scope::Scope, String>>,
+}
+
+impl Preview {
+    pub fn new(reason: Option<String>, scope: Option<String>) -> Preview {
+        Preview {
+            reason: reason
+                .map(|r| r.trim().to_string())
+                .filter(|r| !r.is_empty())
+                .or_else(crate::session::override_reason),
+            scope: match scope {
+                Some(text) => Some(crate::scope::parse(&text)),
+                None => crate::scope::from_env(),
+            },
+        }
+    }
+
+    /// How the override would treat a refused command: `Ok` passes it, `Err` says why not.
+    /// `None` when there is no override to preview.
+    fn judge(
+        &self,
+        guard: &Guard,
+        source: &str,
+        refusal: &Refusal,
+    ) -> Option<Result<String, String>> {
+        self.reason.as_ref()?;
+        if matches!(refusal.rule, Rule::Override | Rule::SelfProtection) {
+            return Some(Err("no override covers the guard's own protection".into()));
+        }
+        Some(match &self.scope {
+            None => Ok("the override covers the whole session".into()),
+            Some(Err(e)) => Err(format!(
+                "the scope is malformed ({e}), so nothing is covered"
+            )),
+            Some(Ok(scope)) => {
+                let others = guard.every_target(source);
+                let all: Vec<&Refusal> = std::iter::once(refusal).chain(others.iter()).collect();
+                scope
+                    .covers(&all, crate::record::now_ms())
+                    .map(|()| format!("the scope `{}` covers it", scope.text))
+                    .map_err(|why| format!("the scope `{}` does not cover it: {why}", scope.text))
+            }
+        })
+    }
+}
+
+pub fn run(
+    paths: &Paths,
+    source: &str,
+    json: bool,
+    hints: message::Hints,
+    preview: &Preview,
+) -> i32 {
+    let rules = match load_rules(paths) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let catalog = paths.lazy_catalog();
+    let cwd = std::env::current_dir().ok();
+    let outcome = decide(paths, &rules, &catalog, source, cwd);
+    if let Decision::Refuse(r) = &outcome.decision
+        && r.rule == Rule::FailClosed
+        && let Err(errors) = catalog.get()
+    {
+        for e in errors {
+            eprintln!("error: {e}");
+        }
+        return 2;
+    }
+    let message = message_for(&outcome, hints);
+    let (decision, reason, rule, target) = match &outcome.decision {
+        Decision::Pass(PassReason::NotMesh) => (
+            "pass",
+            "no program it runs reaches the mesh".to_string(),
+            String::new(),
+            String::new(),
+        ),
+        Decision::Pass(PassReason::ForgeAccount { account }) => (
+            "pass",
+            format!("`{account}` is the forge's git account"),
+            "forge-account".to_string(),
+            account.clone(),
+        ),
+        Decision::Refuse(r) => (
+            "refuse",
+            refusal_reason(r),
+            r.rule.id().to_string(),
+            r.target.clone(),
+        ),
+    };
+    let under_override = match &outcome.decision {
+        Decision::Refuse(refusal) => {
+            let protected = paths.protected(std::env::current_dir().ok());
+            let guard = Guard {
+                rules: &rules,
+                catalog: &catalog,
+                protected: &protected,
+            };
+            preview.judge(&guard, source, refusal)
+        }
+        Decision::Pass(_) => None,
+    };
+    if json {
+        let instead: Vec<_> = outcome
+            .instead
+            .iter()
+            .map(|s| serde_json::json!({"tool": s.tool, "usage": s.usage}))
+            .collect();
+        let object = serde_json::json!({
+            "decision": decision, "reason": reason, "rule": rule, "target": target,
+            "instead": instead, "message": message,
+        });
+        let mut object = object;
+        if let Some(judged) = &under_override {
+            object["override"] = match judged {
+                Ok(why) => serde_json::json!({"decision": "pass", "reason": why}),
+                Err(why) => serde_json::json!({"decision": "refuse", "reason": why}),
+            };
+        }
+        outln!("{object}");
+    } else if decision == "pass" {
+        outln!("pass: {reason}");
+    } else {
+        outln!("refuse [{rule}]: {reason}");
+        for s in &outcome.instead {
+            outln!("  instead: {}  ({})", s.usage, s.tool);
+        }
+        match &under_override {
+            Some(Ok(why)) => outln!("under the override: pass ({why}; recorded as an override)"),
+            Some(Err(why)) => outln!("under the override: refuse ({why})"),
+            None => {}
+        }
+        outln!("\nThe agent would read:\n{message}");
+    }
+    if decision == "pass" { 0 } else { 1 }
+}
+
+pub(crate) fn refusal_reason(r: &Refusal) -> String {
+    if r.reaches.is_empty() {
+        r.detail.clone()
+    } else if r.detail.is_empty() {
+        format!("it reaches {} {}", r.reaches, message::over_phrase(r))
+            .trim_end()
+            .to_string()
+    } else {
+        format!("{}; it names {}", r.detail, r.reaches)
+    }
+}

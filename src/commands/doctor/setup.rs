@@ -1,0 +1,185 @@
+//! What the doctor looks at: the agents' hooks as installed, the binary the launcher finds,
+//! the agent's user.
+
+use super::*;
+use crate::install;
+use crate::perm;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The agent's user: `--user`, else `SUDO_USER` when run as root, else the current user.
+pub(crate) fn agent_user(asked: Option<&str>, report: &mut Report) -> Option<perm::User> {
+    let uid = perm::current_uid();
+    let name = asked.map(str::to_string).or_else(|| {
+        (uid == Some(0))
+            .then(|| std::env::var("SUDO_USER").ok().filter(|s| !s.is_empty()))
+            .flatten()
+    });
+    let wanted = name.clone().or_else(|| uid.map(|u| u.to_string()))?;
+    let mut found = perm::lookup(&wanted);
+    // The current user's own session reads its settings under $HOME.
+    if name.is_none()
+        && let (Some(u), Some(home)) = (found.as_mut(), std::env::var_os("HOME"))
+    {
+        u.home = PathBuf::from(home);
+    }
+    if found.as_ref().is_some_and(|u| u.uid == 0) {
+        report.add(
+            Level::Warn,
+            "the agent runs as root: no file of the guard can be kept from it",
+            "run the agent as an unprivileged user (pass --user NAME to check that user)",
+        );
+    }
+    if found.is_none() {
+        report.add(
+            Level::Warn,
+            format!("user {wanted} not found in /etc/passwd: what it can write is not checked"),
+            "pass --user NAME",
+        );
+    }
+    found
+}
+
+/// The value of `--name VALUE` in a hook command.
+pub(crate) fn option_in(command: &str, name: &str) -> Option<PathBuf> {
+    let words = shell_words::split(command.split("||").next()?).ok()?;
+    let at = words.iter().position(|w| w == name)?;
+    words.get(at + 1).map(PathBuf::from)
+}
+
+pub(crate) fn first_word(command: &str) -> Option<PathBuf> {
+    let words = shell_words::split(command.split("||").next()?).ok()?;
+    words.first().map(PathBuf::from).filter(|p| p.is_absolute())
+}
+
+/// The settings files that run the guard, read where the agent's user's Claude reads them.
+pub(crate) fn installed_hooks(user: Option<&perm::User>) -> Vec<Installed> {
+    let home = user
+        .map(|u| u.home.clone())
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+    let mut files = vec![("managed", install::claude_managed_settings())];
+    let user_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|d| !d.is_empty() && user.is_none_or(|u| Some(u.uid) == perm::current_uid()))
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".claude")));
+    if let Some(dir) = &user_dir {
+        files.push(("user", dir.join("settings.json")));
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        files.push(("project", cwd.join(".claude/settings.json")));
+        files.push(("project", cwd.join(".claude/settings.local.json")));
+    }
+    let mut found = Vec::new();
+    for (scope, file) in files {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        for (event, _, command) in install::settings::hook_commands(&doc) {
+            if event == "PreToolUse" && install::settings::is_ours(&command) {
+                found.push(Installed {
+                    agent: "claude",
+                    scope,
+                    settings: file.clone(),
+                    command,
+                });
+            }
+        }
+        if scope == "user"
+            && let Some(Value::Object(plugins)) = doc.get("enabledPlugins")
+            && plugins
+                .iter()
+                .any(|(k, v)| k.starts_with("mesh-guard@") && v == &Value::Bool(true))
+        {
+            found.push(Installed {
+                agent: "claude",
+                scope: "plugin",
+                settings: file.clone(),
+                command: String::new(),
+            });
+        }
+    }
+    // The other agents' user and project files (docs/agents/).
+    let env_home = std::env::var_os("HOME").map(PathBuf::from);
+    for agent in install::AGENTS.iter().filter(|a| **a != "claude") {
+        for (scope, name) in [
+            (install::Scope::User, "user"),
+            (install::Scope::Project, "project"),
+        ] {
+            let Ok(mut file) = install::settings_file(agent, scope) else {
+                continue;
+            };
+            // Read where the agent's user's own CLI would read it.
+            if let (Some(from), Some(to)) = (&env_home, &home)
+                && let Ok(rest) = file.strip_prefix(from)
+            {
+                file = to.join(rest);
+            }
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(&text) else {
+                continue;
+            };
+            if let Some((_, _, command)) = install::settings::hook_commands(&doc)
+                .into_iter()
+                .find(|(_, _, c)| install::settings::is_ours(c) && c.contains(" hook --agent "))
+            {
+                found.push(Installed {
+                    agent,
+                    scope: name,
+                    settings: file.clone(),
+                    command,
+                });
+            }
+        }
+    }
+    found
+}
+
+/// The binary the plugin's launcher would run: `MESH_GUARD_BIN`, then `PATH`, then
+/// `~/.cargo/bin`, skipping the launcher itself (plugin/bin/mesh-guard).
+pub(crate) fn launcher_binary(user: Option<&perm::User>) -> Option<PathBuf> {
+    let usable = |p: &Path| {
+        p.is_file()
+            && is_executable(p)
+            && !std::fs::read(p)
+                .map(|b| {
+                    b.starts_with(b"#!")
+                        && String::from_utf8_lossy(&b).contains("mesh-guard plugin launcher")
+                })
+                .unwrap_or(false)
+    };
+    if let Some(bin) = std::env::var_os("MESH_GUARD_BIN").filter(|b| !b.is_empty()) {
+        let bin = PathBuf::from(bin);
+        return usable(&bin).then_some(bin);
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join("mesh-guard");
+            if usable(&candidate) {
+                return Some(candidate);
+            }
+        }
+    }
+    let home = user
+        .map(|u| u.home.clone())
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from))?;
+    let cargo = home.join(".cargo/bin/mesh-guard");
+    usable(&cargo).then_some(cargo)
+}
+
+pub(crate) fn is_executable(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        true
+    }
+}

@@ -1,0 +1,128 @@
+//! `mesh-guard hook`: one event in, one answer out (the pipeline).
+
+use crate::app::{decide, fail_closed, load_rules, message_for, refuse};
+use crate::config::Paths;
+use crate::decide::{Decision, Refusal, Rule};
+use crate::hook::{self, Action, AgentChoice};
+use crate::message;
+use std::io::Read;
+use std::path::PathBuf;
+
+/// Past this, stdin is not read further and the event is refused.
+pub(crate) const MAX_EVENT_BYTES: u64 = 8 * 1024 * 1024;
+
+pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
+    // Lets the tests prove that a panic becomes a refusal; absent from release builds.
+    if cfg!(debug_assertions) && std::env::var_os("MESH_GUARD_DEBUG_PANIC").is_some() {
+        panic!("panic requested by MESH_GUARD_DEBUG_PANIC");
+    }
+    let fallback_agent = choice.fallback();
+    let input = match read_event() {
+        Ok(input) => input,
+        Err(why) => return refuse(fallback_agent, &fail_closed(why), None),
+    };
+    let event = match hook::parse(choice, &input) {
+        Ok(event) => event,
+        Err(why) => return refuse(fallback_agent, &fail_closed(&why), None),
+    };
+    // Decision 0008: a guard variable that a file the agent can write also sets is not
+    // the operator's, and nothing is decided under it. Only read when one is present.
+    if !matches!(event.action, Action::Other) {
+        let cwd = Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute());
+        if let Some(planted) =
+            crate::protect::usetime::find(&crate::protect::usetime::PATH_VARIABLES, cwd.as_deref())
+        {
+            return crate::session::answer_planted(paths, &event, &planted);
+        }
+    }
+    let rules = match load_rules(paths) {
+        Ok(rules) => rules,
+        Err(_) => {
+            return refuse(
+                event.agent,
+                &fail_closed("the guard's rules are invalid"),
+                None,
+            );
+        }
+    };
+    let catalog = paths.lazy_catalog();
+    let cwd = Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute());
+    let command = match &event.action {
+        Action::Shell { command } => command.clone(),
+        Action::WriteFile { path, content } => {
+            return match write_refusal(paths, path, content, cwd) {
+                Some(refusal) => {
+                    let message = message::render(&refusal, &[]);
+                    crate::session::answer_refusal(paths, &event, &refusal, &[], &message)
+                }
+                None => 0,
+            };
+        }
+        Action::Other => return 0,
+    };
+    let outcome = decide(paths, &rules, &catalog, &command, cwd);
+    match &outcome.decision {
+        Decision::Pass(_) => 0,
+        Decision::Refuse(refusal) => crate::session::answer_refusal(
+            paths,
+            &event,
+            refusal,
+            &outcome.instead,
+            &message_for(&outcome, hints),
+        ),
+    }
+}
+
+/// Stdin, whole and bounded: the event, or why it could not be read.
+fn read_event() -> Result<Vec<u8>, &'static str> {
+    // Someone trying the hook by hand would otherwise face a silent, waiting terminal.
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!(
+            "mesh-guard hook: waiting for a hook event (JSON) on stdin; end it with Ctrl-D. Try `mesh-guard check COMMAND` to decide a command by hand."
+        );
+    }
+    let mut input = Vec::new();
+    let read = std::io::stdin()
+        .take(MAX_EVENT_BYTES + 1)
+        .read_to_end(&mut input);
+    if read.is_err() {
+        return Err("the hook input could not be read");
+    }
+    if input.len() as u64 > MAX_EVENT_BYTES {
+        return Err("the hook input is larger than 8 MiB");
+    }
+    Ok(input)
+}
+
+/// A file-writing tool may not set the override or change the guard's own files.
+pub(crate) fn write_refusal(
+    paths: &Paths,
+    path: &str,
+    content: &str,
+    cwd: Option<PathBuf>,
+) -> Option<Refusal> {
+    let protected = paths.protected(cwd);
+    if protected.covers(path, None) {
+        return Some(Refusal {
+            detail: "it changes the guard's own files (its catalog, rules, record or plugin) or the agent's hook settings; those are the operator's".into(),
+            ..Refusal::plain(Rule::SelfProtection, &format!("write {path}"), "")
+        });
+    }
+    // The guard's variables written where a session starts from (a README may say them),
+    // judged by the file the write would leave as well as by its own text (decision 0008).
+    let resolved = protected.resolve(path, None);
+    let startup = crate::protect::is_startup_file(path)
+        || crate::protect::is_startup_file(&resolved.to_string_lossy());
+    let sets = || {
+        crate::protect::assigns_guard_variable(content)
+            || crate::protect::written::after(&resolved, content).is_some_and(|text| {
+                crate::protect::GUARD_VARIABLES
+                    .iter()
+                    .any(|v| crate::protect::usetime::mentions(&text, v))
+            })
+    };
+    (startup && sets()).then(|| Refusal {
+        detail: format!("it writes {} or another of the guard's variables into a file a session starts from; only the operator may set them", crate::decide::OVERRIDE_VAR),
+        ..Refusal::plain(Rule::Override, &format!("write {path}"), "")
+    })
+}

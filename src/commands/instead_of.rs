@@ -1,0 +1,57 @@
+//! `mesh-guard instead-of`: the "instead of" table for the agent's instructions.
+
+use crate::app::load_catalog;
+
+use crate::catalog::Catalog;
+use crate::cli::TableFormat;
+use crate::config::Paths;
+
+pub fn run(paths: &Paths, format: TableFormat, mcp: bool) -> i32 {
+    let catalog = match load_catalog(paths) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    out!("{}", instead_of_table(&catalog, format));
+    // JSON stays a list of rows for programs; the markdown is for an agent to read.
+    if mcp && format == TableFormat::Markdown {
+        outln!("\n{INSTEAD_OF_SEARCH}");
+    }
+    0
+}
+
+/// Under the table, where the agent has the MCP server.
+pub const INSTEAD_OF_SEARCH: &str = "For a command not in this table, ask the MCP tool `mesh_search`: it names the mesh tool that replaces a shell command, usage filled in.";
+
+/// The "instead of" table: every `replaces` shape → the tool and its usage.
+pub fn instead_of_table(catalog: &Catalog, format: TableFormat) -> String {
+    let rows: Vec<(&str, &str, &str)> = catalog
+        .tools()
+        .iter()
+        .flat_map(|t| {
+            t.replaces
+                .iter()
+                .map(move |r| (r.as_str(), t.name.as_str(), t.usage.as_str()))
+        })
+        .collect();
+    match format {
+        TableFormat::Json => {
+            let list: Vec<_> = rows
+                .iter()
+                .map(|(r, t, u)| serde_json::json!({"instead_of": r, "tool": t, "usage": u}))
+                .collect();
+            format!("{}\n", serde_json::Value::Array(list))
+        }
+        TableFormat::Markdown => {
+            let mut out = String::from("| instead of | use | tool |\n|---|---|---|\n");
+            for (r, t, u) in rows {
+                out.push_str(&format!(
+                    "| `{}` | `{}` | {} |\n",
+                    r.replace('|', "\\|"),
+                    u.replace('|', "\\|"),
+                    t
+                ));
+            }
+            out
+        }
+    }
+}

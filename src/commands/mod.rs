@@ -1,0 +1,73 @@
+//! The subcommands, one file each: each reads its inputs, runs one decision or view, and
+//! maps the result to the contract's output and exit code.
+
+pub mod audit;
+pub mod catalog;
+pub mod check;
+pub mod doctor;
+pub mod hook;
+pub mod instead_of;
+pub mod mcp;
+pub mod search;
+pub mod session_start;
+pub mod test;
+
+use crate::cli::{Args, CatalogAction, Command};
+use crate::config::Paths;
+
+pub fn run(args: Args) -> i32 {
+    let paths = Paths::resolve(args.catalog, args.db, args.rules);
+    match args.command {
+        Command::Hook { agent, mcp } => hook::run(&paths, agent, crate::app::hints(mcp)),
+        Command::Check {
+            json,
+            mcp,
+            override_reason,
+            scope,
+            command,
+        } => {
+            let preview = check::Preview::new(override_reason, scope);
+            check::run(
+                &paths,
+                &command.join(" "),
+                json,
+                crate::app::hints(mcp),
+                &preview,
+            )
+        }
+        Command::Catalog {
+            action: CatalogAction::Check,
+        } => catalog::check(&paths),
+        Command::Catalog {
+            action: CatalogAction::Compile,
+        } => catalog::compile(&paths),
+        Command::Install(install) => crate::install::install(&paths, &install.request()),
+        Command::Uninstall(install) => crate::install::uninstall(&install.request()),
+        Command::Doctor { json, user } => doctor::run(&paths, json, user.as_deref()),
+        Command::InsteadOf { format, mcp } => instead_of::run(&paths, format, mcp),
+        Command::Search { json, command } => search::run(&paths, &command.join(" "), json),
+        Command::Mcp => mcp::serve(&paths),
+        Command::SessionStart { agent } => session_start::run(&paths, agent),
+        Command::Test { files } => test::run(&paths, &files),
+        Command::Audit {
+            action,
+            kind,
+            since,
+            until,
+            session,
+            limit,
+            format,
+        } => audit::run(
+            &paths,
+            action,
+            audit::AuditQuery {
+                kind,
+                since,
+                until,
+                session,
+                limit,
+                format,
+            },
+        ),
+    }
+}

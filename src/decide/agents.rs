@@ -1,0 +1,115 @@
+//! Self-protection: an agent CLI started, or its plugins changed, so the guard would not run.
+
+use super::*;
+
+impl Guard<'_> {
+    /// An agent CLI started, or its plugins changed, so that the guard would not run.
+    pub(super) fn agent_without_guard(&self, command: &Command, walk: &Walk) -> Option<String> {
+        let (agent, args) = self.agent_in(&command.words)?;
+        if let Some(open) = args.iter().position(|a| agent.plugin_commands.contains(a))
+            && args[open..].iter().any(|a| agent.plugin_off.contains(a))
+            && args[open..].iter().any(|a| {
+                a.starts_with("mesh-guard") || a.contains(UNKNOWN) || a == "--all" || a == "-a"
+            })
+        {
+            return Some("turns the guard's plugin off".into());
+        }
+        let scoped = walk.scopes.last();
+        let set_to = |name: &str| -> Vec<String> {
+            let own = command
+                .env
+                .iter()
+                .filter(|(n, _)| n == name)
+                .map(|(_, v)| v.clone());
+            let script = scoped
+                .and_then(|s| s.get(name))
+                .into_iter()
+                .flatten()
+                .cloned();
+            own.chain(script).collect()
+        };
+        for name in protect::GUARD_VARIABLES {
+            if !set_to(name).is_empty() {
+                return Some(format!("starts an agent with {name} set by the command"));
+            }
+        }
+        for name in &agent.config_env {
+            let current = self.protected.own_env(name);
+            if set_to(name).iter().any(|v| Some(v) != current.as_ref()) {
+                return Some(format!(
+                    "starts an agent with {name} moved, away from the settings that hold the guard's hooks"
+                ));
+            }
+        }
+        for value in option_values(args, &agent.settings_options) {
+            if protect::settings_disable_guard(
+                &self.protected.expand_tilde(&value),
+                walk.cwd.as_deref().or(self.protected.cwd.as_deref()),
+            ) {
+                return Some(
+                    "starts an agent with settings that switch the guard's hooks off".into(),
+                );
+            }
+        }
+        for value in option_values(args, &agent.setting_sources_options) {
+            let given: Vec<&str> = value.split(',').map(str::trim).collect();
+            if value.contains(UNKNOWN)
+                || self
+                    .protected
+                    .guard_setting_sources()
+                    .iter()
+                    .any(|s| !given.contains(s))
+            {
+                return Some(
+                    "starts an agent without the settings that hold the guard's hooks".into(),
+                );
+            }
+        }
+        for value in option_values(args, &agent.config_options) {
+            let key = value
+                .split('=')
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            if key.contains("hook") || key.contains(UNKNOWN) {
+                return Some("starts an agent with its hooks configured away".into());
+            }
+        }
+        None
+    }
+
+    /// The agent CLI a command runs, and its arguments: by its own name, or through a
+    /// launcher or interpreter (`npx @anthropic-ai/claude-code`, `node …/claude-code/cli.js`).
+    pub(super) fn agent_in<'w>(
+        &self,
+        words: &'w [String],
+    ) -> Option<(&crate::rules::Agent, &'w [String])> {
+        // `@anthropic-ai/claude-code@2`, `…/node_modules/@anthropic-ai/claude-code/cli.js`.
+        let named = |word: &str| {
+            self.rules.agent(strip_version(word)).or_else(|| {
+                word.split('/')
+                    .find_map(|part| self.rules.agent(strip_version(part)))
+            })
+        };
+        let first = words.first()?;
+        if let Some(agent) = self.rules.agent(strip_version(base_name(first))) {
+            return Some((agent, &words[1..]));
+        }
+        self.rules.interpreter(base_name(first))?;
+        let at = words[1..].iter().position(|w| !w.starts_with('-'))? + 1;
+        named(&words[at]).map(|agent| (agent, &words[at + 1..]))
+    }
+
+    pub(super) fn mentions_guarded_program(&self, text: &str) -> bool {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+            .any(|token| self.rules.is_guarded(token))
+    }
+}
+
+/// `claude-code@2.1.0` → `claude-code` (a package's version; a scope's `@` stays).
+pub(super) fn strip_version(word: &str) -> &str {
+    match word.rfind('@') {
+        Some(at) if at > 0 => &word[..at],
+        _ => word,
+    }
+}

@@ -1,0 +1,294 @@
+//! Self-protection: the guard's own files are not the agent's to write.
+
+use super::overrides::shown;
+use super::*;
+
+impl Guard<'_> {
+    /// The guard's own catalog, rules, record and plugin are not the agent's to change,
+    /// nor may an agent it starts run without the guard.
+    pub(super) fn self_protection(&self, command: &Command, walk: &Walk) -> Option<Refusal> {
+        if let Some(why) = self.agent_without_guard(command, walk) {
+            return Some(Refusal {
+                detail: format!("it {why}; that is the operator's to do"),
+                target: "mesh-guard".into(),
+                ..Refusal::plain(Rule::SelfProtection, &shown(command), "")
+            });
+        }
+        if self.protected.paths.is_empty() {
+            return None;
+        }
+        let program = command.words.first().map(|p| base_name(p)).unwrap_or("");
+        let mut targets: Vec<(String, Reach)> = command
+            .writes
+            .iter()
+            .map(|w| (w.clone(), Reach::Whole))
+            .collect();
+        let mut code: Vec<String> = Vec::new();
+        let args = command.words.get(1..).unwrap_or_default();
+        if let Some(writer) = self.rules.writer(program) {
+            targets.extend(self.written(writer, args, walk));
+            if writer.code_operands {
+                code.extend(args.iter().cloned());
+            }
+            if writer.stdin_script
+                && let Stdin::Text(text) = &command.stdin
+            {
+                code.push(text.clone());
+            }
+        }
+        if let Some(interpreter) = self.rules.interpreter(program) {
+            code.extend(crate::unwrap::interpreter_code(interpreter, command, args));
+            // `python3 fix.py ~/.claude/settings.json`: the script is handed the file.
+            code.extend(args.iter().cloned());
+        }
+        let hit = targets
+            .iter()
+            .find(|(w, reach)| self.writes_guard_file(w, reach, walk))
+            .map(|(w, _)| w.clone())
+            .or_else(|| {
+                code.iter()
+                    .find_map(|c| self.code_names_guard_file(c, walk))
+            });
+        let hit = hit?;
+        let what = if program.starts_with("sqlite") || program == "litecli" {
+            "opens the guard's audit record with another client"
+        } else {
+            "changes the guard's own files (its catalog, rules, record, binary or plugin) or the agent's hook settings"
+        };
+        Some(Refusal {
+            detail: format!("it {what}; those are the operator's"),
+            target: base_name(&hit.replace(UNKNOWN, "…")).to_string(),
+            ..Refusal::plain(Rule::SelfProtection, &shown(command), "")
+        })
+    }
+
+    /// The words a writer changes, as its rule says.
+    pub(super) fn written(
+        &self,
+        writer: &crate::rules::Writer,
+        args: &[String],
+        walk: &Walk,
+    ) -> Vec<(String, Reach)> {
+        let runs_writer = args.iter().enumerate().any(|(i, a)| {
+            writer.runs_on_found.contains(a)
+                && args
+                    .get(i + 1)
+                    .is_some_and(|p| self.rules.writer(base_name(p)).is_some())
+        });
+        if !writer.only_with.is_empty()
+            && !runs_writer
+            && !args.iter().any(|a| writer.only_with.contains(a))
+        {
+            return Vec::new();
+        }
+        if !writer.runs_on_found.is_empty() || !writer.name_tests.is_empty() {
+            // The starting points come before the first option (`find DIR… -name X …`).
+            let names = option_values(args, &writer.name_tests);
+            return args
+                .iter()
+                .take_while(|a| !a.starts_with(['-', '(', '!']))
+                .map(|dir| (dir.clone(), Reach::Named(names.clone())))
+                .collect();
+        }
+        let target = option_values(args, &writer.target_options).pop();
+        let values: Vec<usize> = args
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| writer.target_options.contains(a))
+            .map(|(i, _)| i + 1)
+            .collect();
+        let words: Vec<String> = args
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !values.contains(i))
+            .map(|(_, w)| {
+                writer
+                    .value_prefixes
+                    .iter()
+                    .find_map(|p| w.strip_prefix(p.as_str()))
+                    .unwrap_or(w)
+                    .to_string()
+            })
+            .filter(|w| !w.starts_with('-'))
+            .collect();
+        if !writer.into_directory || (words.len() < 2 && target.is_none()) {
+            let reach = || {
+                if writer.exact {
+                    Reach::Exact
+                } else {
+                    Reach::Whole
+                }
+            };
+            return words.into_iter().map(|w| (w, reach())).collect();
+        }
+        let (destination, sources) = match &target {
+            Some(dir) => (dir, words.as_slice()),
+            None => words.split_last().expect("two words or more"),
+        };
+        let mut out: Vec<(String, Reach)> = Vec::new();
+        let into_directory = target.is_some()
+            || destination.ends_with('/')
+            || sources.len() > 1
+            || self
+                .protected
+                .resolve(
+                    &self.protected.expand_tilde(destination),
+                    walk.cwd.as_deref(),
+                )
+                .is_dir();
+        if into_directory {
+            // `cp -r evil/mesh-guard ~/.config/` writes `~/.config/mesh-guard`.
+            out.push((destination.clone(), Reach::Exact));
+            for source in sources {
+                // `rsync -a evil/ DIR`, `cp -r evil/. DIR`: the contents land in DIR itself.
+                if source.ends_with('/') || source.ends_with("/.") {
+                    out.push((destination.clone(), Reach::Contents));
+                    continue;
+                }
+                let name = base_name(source.trim_end_matches('/'));
+                out.push((
+                    format!("{}/{name}", destination.trim_end_matches('/')),
+                    Reach::Tree,
+                ));
+            }
+        } else {
+            out.push((destination.clone(), Reach::Whole));
+        }
+        if !writer.reads_sources {
+            out.extend(sources.iter().map(|s| (s.clone(), Reach::Whole)));
+        }
+        out
+    }
+
+    /// Whether writing `word` writes a guard file, from where the command is.
+    pub(super) fn writes_guard_file(&self, word: &str, reach: &Reach, walk: &Walk) -> bool {
+        let protected = self.protected;
+        let word = protected.expand_tilde(word);
+        let cwd = walk.cwd.as_deref();
+        if let Some((target, rest)) = self.through_created_link(&word, walk) {
+            // Past a link the command made, the text does not say where the path goes.
+            let unknown = format!("{UNKNOWN}/{rest}");
+            let pointed = protected
+                .resolve(&target, None)
+                .join(&rest)
+                .to_string_lossy()
+                .into_owned();
+            return protected.covers(&unknown, None)
+                || target.contains(UNKNOWN)
+                || protected.covers(&pointed, None);
+        }
+        let relative = !word.starts_with('/') && !word.starts_with(UNKNOWN);
+        if walk.cwd_unknown && relative {
+            return protected.covers_anywhere(&word);
+        }
+        match reach {
+            Reach::Exact => protected.is_or_under(&word, cwd),
+            Reach::Whole => protected.covers(&word, cwd),
+            Reach::Contents => {
+                protected.is_or_under(&word, cwd)
+                    || protected.is_guard_parent(&protected.resolve(&word, cwd))
+            }
+            Reach::Tree => {
+                protected.covers(&word, cwd) || protected.would_hold(&protected.resolve(&word, cwd))
+            }
+            Reach::Named(names) if names.is_empty() => protected.covers(&word, cwd),
+            Reach::Named(names) => {
+                protected.is_or_under(&word, cwd)
+                    || protected.holds_named(&protected.resolve(&word, cwd), names)
+            }
+        }
+    }
+
+    /// When `word`, from where the command is, goes through a link the command created:
+    /// the link's target (absolute, against the link's directory) and the rest of the path.
+    pub(super) fn through_created_link(&self, word: &str, walk: &Walk) -> Option<(String, String)> {
+        if walk.links.is_empty() || word.contains(UNKNOWN) {
+            return None;
+        }
+        let base = walk.cwd.clone().or(self.protected.cwd.clone())?;
+        let raw = if word.starts_with('/') {
+            PathBuf::from(word)
+        } else {
+            base.join(word)
+        };
+        let parts: Vec<_> = raw.components().collect();
+        let mut prefix = PathBuf::new();
+        for (i, part) in parts.iter().enumerate() {
+            prefix.push(part);
+            let here = protect::lexical(&prefix);
+            if let Some((link, target)) = walk.links.iter().find(|(l, _)| *l == here) {
+                let rest: PathBuf = parts[i + 1..].iter().collect();
+                let target = self.protected.expand_tilde(target);
+                let target = if target.starts_with('/') || target.starts_with(UNKNOWN) {
+                    target
+                } else {
+                    link.parent()
+                        .unwrap_or(Path::new("/"))
+                        .join(target)
+                        .to_string_lossy()
+                        .into_owned()
+                };
+                return Some((target, rest.to_string_lossy().into_owned()));
+            }
+        }
+        None
+    }
+
+    /// Interpreter code or SQL that names a guard file (`open('.claude/settings.local.json',
+    /// 'w')`, `ATTACH '~/.local/share/mesh-guard/audit.db'`): the code could do anything
+    /// with it, so naming it is enough.
+    pub(super) fn code_names_guard_file(&self, code: &str, walk: &Walk) -> Option<String> {
+        let pieces = code.split(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '\'' | '"'
+                        | '`'
+                        | '('
+                        | ')'
+                        | ','
+                        | ';'
+                        | '['
+                        | ']'
+                        | '{'
+                        | '}'
+                        | '<'
+                        | '>'
+                        | '+'
+                )
+        });
+        for piece in pieces.filter(|p| p.contains('/') || p.starts_with(['.', '~'])) {
+            if matches!(piece, "." | ".." | "./" | "../") {
+                continue;
+            }
+            let word = self.protected.expand_tilde(piece);
+            if self.writes_guard_file(&word, &Reach::Exact, walk)
+                || self
+                    .protected
+                    .is_guard_parent(&self.protected.resolve(&word, walk.cwd.as_deref()))
+            {
+                return Some(piece.to_string());
+            }
+        }
+        // `os.path.join(home, '.claude', 'settings.json')`: a guard file's name and its
+        // directory's, named apart.
+        self.protected.named_in(code)
+    }
+}
+
+/// How much of what a written word names is written.
+pub(super) enum Reach {
+    /// The file itself (`cp x DIR/`: the directory is not replaced).
+    Exact,
+    /// The file, or the directory and everything in it (`rm -rf DIR`).
+    Whole,
+    /// A tree written there, whose files may land where the guard's are or would be
+    /// (`cp -r evil/.claude ~/`).
+    Tree,
+    /// A directory's contents copied into this one (`rsync -a evil/ ~/.claude/`): refused
+    /// where a guard file sits directly, not for every directory above one.
+    Contents,
+    /// What a directory holds whose names match one of these patterns (`find -name`);
+    /// everything when there are none.
+    Named(Vec<String>),
+}

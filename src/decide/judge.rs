@@ -1,0 +1,141 @@
+//! With the catalog: each candidate target resolved, the first that reaches the mesh refused.
+
+use super::*;
+
+impl Guard<'_> {
+    /// Every mesh object the command reaches, each as the refusal it would meet. A scoped
+    /// override (decision 0015) must cover all of them, not only the first that `decide`
+    /// reports: `ssh atlas; ssh orion` under `machine:atlas` is not covered.
+    pub fn every_target(&self, source: &str) -> Vec<Refusal> {
+        if source.len() > MAX_SOURCE_BYTES {
+            return Vec::new();
+        }
+        let mut walk = Walk::default();
+        if let Ok(script) = shell::parse(source, 0, &HashMap::new()) {
+            self.script(script, &mut walk);
+        }
+        let Ok(catalog) = self.catalog.get() else {
+            return Vec::new();
+        };
+        walk.candidates
+            .iter()
+            .filter_map(
+                |c| match target::resolve(catalog, c.role, &c.value, c.user.as_deref()) {
+                    target::Resolved::Mesh {
+                        object,
+                        rule,
+                        machine,
+                    } => Some(Refusal {
+                        reaches: object.describe(),
+                        target: object.name().to_string(),
+                        object: Some(object),
+                        machine,
+                        ..Refusal::plain(rule, "", "")
+                    }),
+                    _ => None,
+                },
+            )
+            .collect()
+    }
+
+    /// With the catalog: the first candidate that reaches the mesh is refused.
+    pub(super) fn judge(&self, catalog: &Catalog, source: &str, walk: Walk) -> Decision {
+        let mut forge = None;
+        let mut unknown = None;
+        for c in &walk.candidates {
+            match target::resolve(catalog, c.role, &c.value, c.user.as_deref()) {
+                target::Resolved::Nothing => {}
+                target::Resolved::Unknown => {
+                    unknown
+                        .get_or_insert_with(|| (c.command.clone(), c.value.replace(UNKNOWN, "…")));
+                }
+                target::Resolved::Forge(account) => forge = Some(account),
+                target::Resolved::Mesh {
+                    object,
+                    rule,
+                    machine,
+                } => {
+                    return Decision::Refuse(Refusal {
+                        rule,
+                        command: c.command.clone(),
+                        reaches: object.describe(),
+                        over: c.over.clone(),
+                        target: object.name().to_string(),
+                        object: Some(object),
+                        shape: c.shape.trim().to_string(),
+                        inner: c.inner.clone(),
+                        machine,
+                        detail: String::new(),
+                    });
+                }
+            }
+        }
+        // What could not be known matters only where the command names the mesh; the
+        // words are looked up (one catalog probe each) only when something is unknown.
+        let why = if let Some(words) = walk.unknown_programs.first() {
+            let program = words
+                .first()
+                .map_or(String::new(), |w| w.replace(UNKNOWN, "…"));
+            Some((
+                words.clone(),
+                format!("its program `{program}` cannot be known before it runs"),
+            ))
+        } else if let Some((command, value)) = unknown {
+            Some((
+                command,
+                format!("its target `{value}` cannot be known before it runs"),
+            ))
+        } else {
+            walk.unparsable.first().map(|text| {
+                (
+                    vec![text.clone()],
+                    "part of it cannot be parsed as a shell command".to_string(),
+                )
+            })
+        };
+        if let Some((command, detail)) = why
+            && let Some(object) = walk
+                .words
+                .iter()
+                .find_map(|w| names_mesh_object(catalog, w))
+        {
+            return Decision::Refuse(Refusal {
+                reaches: object.describe(),
+                target: object.name().to_string(),
+                object: Some(object),
+                command,
+                detail,
+                ..Refusal::plain(Rule::Unverifiable, source, "")
+            });
+        }
+        if walk
+            .unparsable
+            .iter()
+            .any(|text| self.mentions_guarded_program(text))
+        {
+            return Decision::Refuse(Refusal::plain(
+                Rule::Unverifiable,
+                source,
+                "part of it cannot be parsed as a shell command, and it mentions a program the guard checks",
+            ));
+        }
+        match forge {
+            Some(account) => Decision::Pass(PassReason::ForgeAccount { account }),
+            None => Decision::Pass(PassReason::NotMesh),
+        }
+    }
+}
+
+/// Whether a word, or a piece of it between separators, names something of the mesh.
+pub(super) fn names_mesh_object(catalog: &Catalog, word: &str) -> Option<MeshObject> {
+    word.split(|c: char| {
+        c == UNKNOWN
+            || c.is_whitespace()
+            || matches!(
+                c,
+                '@' | ':' | '/' | '=' | ',' | '\'' | '"' | ';' | '(' | ')'
+            )
+    })
+    .filter(|piece| !piece.is_empty())
+    .find_map(|piece| catalog.object(piece))
+}

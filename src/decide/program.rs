@@ -1,0 +1,240 @@
+//! A guarded program's arguments read against its rules: every target it names.
+
+use super::*;
+
+impl Guard<'_> {
+    /// A guarded program: collect every target its options, environment and operands name.
+    pub(super) fn invocation(&self, command: &Command, walk: &mut Walk) {
+        let Some(first) = command.words.first() else {
+            return;
+        };
+        let program = base_name(first);
+        let Some(spec) = self.rules.program(program) else {
+            return;
+        };
+        walk.guarded |= !spec.only_by_target;
+        let mut args: Vec<String> = command.words[1..].to_vec();
+        let (spec, name) = match spec.same_as.split_first() {
+            Some((real, sub)) => match self.rules.program(real) {
+                Some(real_spec) => {
+                    let mut rewritten = sub.to_vec();
+                    rewritten.extend(args);
+                    args = rewritten;
+                    (real_spec, program.to_string())
+                }
+                None => return,
+            },
+            None => (spec, program.to_string()),
+        };
+        let context = Context {
+            command,
+            over: spec.over.clone(),
+            shape: vec![name],
+            user: None,
+            inner: None,
+        };
+        self.program_args(spec, None, &args, context, walk);
+    }
+
+    pub(super) fn program_args(
+        &self,
+        spec: &Program,
+        parent: Option<&Program>,
+        args: &[String],
+        mut cx: Context,
+        walk: &mut Walk,
+    ) {
+        let scanned = argv::scan(&spec.syntax, args);
+        if argv::has(&scanned, &spec.inert) {
+            return;
+        }
+        for arg in &scanned {
+            if let Arg::Option { name, value } = arg {
+                match spec.options.get(name) {
+                    Some(Role::User) => cx.user = value.clone(),
+                    Some(Role::SshOption) => {
+                        if let Some(user) = value
+                            .as_deref()
+                            .and_then(|v| target::ssh_option(v))
+                            .and_then(|(k, v)| (k == "user").then_some(v))
+                        {
+                            cx.user = Some(user.to_string());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for arg in &scanned {
+            if let Arg::Option { name, value } = arg
+                && let Some(&role) = spec.options.get(name)
+            {
+                let shape = format!(
+                    "{} {name} <{}>",
+                    cx.shape.join(" "),
+                    target::placeholder(role)
+                );
+                self.candidate(role, value.clone().unwrap_or_default(), &cx, shape, walk);
+            }
+        }
+        for (var, role) in &spec.env {
+            let values: Vec<String> = walk.env_values(cx.command, var).cloned().collect();
+            for value in values {
+                let shape = format!(
+                    "{var}=<{}> {}",
+                    target::placeholder(*role),
+                    cx.shape.join(" ")
+                );
+                self.candidate(*role, value, &cx, shape, walk);
+            }
+        }
+        let operands: Vec<&str> = argv::operands(&scanned).collect();
+        let subcommands = if spec.parent_subcommands {
+            parent.map(|p| p.subcommand.as_slice()).unwrap_or(&[])
+        } else {
+            spec.subcommand.as_slice()
+        };
+        if !subcommands.is_empty()
+            && let Some((first, rest)) = operands.split_first()
+            && let Some(sub) = subcommands
+                .iter()
+                .find(|s| s.names.iter().any(|n| n == first))
+        {
+            let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
+            cx.shape.push(first.to_string());
+            // A nested subcommand table (`docker container logs`) is the parent's.
+            let parent = if sub.parent_subcommands {
+                parent.or(Some(spec))
+            } else {
+                Some(spec)
+            };
+            self.program_args(sub, parent, &rest, cx, walk);
+            return;
+        }
+        cx.inner = inner_command(spec, &operands);
+        let mut at = 0;
+        for operand in &spec.operands {
+            if at >= operands.len() {
+                break;
+            }
+            let taken: Vec<&str> = if operand.rest {
+                operands[at..].to_vec()
+            } else {
+                vec![operands[at]]
+            };
+            at += taken.len();
+            match operand.role {
+                Role::RemoteCommand => {
+                    let source = taken.join(" ");
+                    walk.remote += 1;
+                    self.payload(&source, cx.command.depth + 1, &[], walk);
+                    walk.remote -= 1;
+                }
+                Role::Command => {
+                    let nested = Command {
+                        words: taken.iter().map(|s| s.to_string()).collect(),
+                        depth: cx.command.depth + 1,
+                        ..cx.command.clone()
+                    };
+                    self.command(nested, walk);
+                }
+                Role::Ignore => {}
+                // `git config NAME VALUE`: each word with the next, as `NAME=VALUE`.
+                Role::GitConfig => {
+                    for pair in taken.windows(2) {
+                        let setting = format!("{}={}", pair[0], pair[1]);
+                        let shape = format!("{} <arg>", cx.shape.join(" "));
+                        self.candidate(Role::GitConfig, setting, &cx, shape, walk);
+                    }
+                }
+                Role::Verb => cx.shape.extend(taken.iter().map(|s| s.to_string())),
+                role => {
+                    for value in taken {
+                        let mut shape =
+                            format!("{} <{}>", cx.shape.join(" "), target::placeholder(role));
+                        // `ssh atlas journalctl …`: the remote program is part of the shape.
+                        let remote_follows = spec
+                            .operands
+                            .get(1)
+                            .is_some_and(|o| o.role == Role::RemoteCommand);
+                        if remote_follows && let Some(remote) = operands.get(at) {
+                            shape = format!("{shape} {}", base_name(remote));
+                        }
+                        self.candidate(role, value.to_string(), &cx, shape, walk);
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn candidate(
+        &self,
+        role: Role,
+        value: String,
+        cx: &Context,
+        shape: String,
+        walk: &mut Walk,
+    ) {
+        let local_name = matches!(
+            role,
+            Role::Unit
+                | Role::Container
+                | Role::Service
+                | Role::CopyPath
+                | Role::JournalMatch
+                | Role::Identifier
+                | Role::ContainerFilter
+        );
+        if walk.remote > 0 && local_name {
+            return;
+        }
+        match role {
+            Role::GitConfig => {
+                match target::git_config(&value) {
+                    target::GitConfig::Command(source) => {
+                        self.payload(source, cx.command.depth + 1, &[], walk);
+                    }
+                    target::GitConfig::Url(url) => {
+                        self.candidate(Role::GitUrl, url.to_string(), cx, shape, walk);
+                    }
+                    target::GitConfig::Nothing => {}
+                }
+                return;
+            }
+            Role::GitUrl => match target::git_url(&value) {
+                target::GitUrl::Command(source) => {
+                    return self.payload(&source, cx.command.depth + 1, &[], walk);
+                }
+                target::GitUrl::Local => return,
+                target::GitUrl::Remote(_) => {}
+            },
+            _ => {}
+        }
+        // Values that are commands in their own right: `rsync -e`, `-o ProxyCommand=`,
+        // `-o LocalCommand=`, socat's `EXEC:`.
+        if let Some(source) = target::command_in(role, &value) {
+            self.payload(&source, cx.command.depth + 1, &[], walk);
+            if role == Role::Rsh {
+                return;
+            }
+        }
+        walk.candidates.push(Candidate {
+            role,
+            value,
+            command: cx.command.words.clone(),
+            over: cx.over.clone(),
+            shape,
+            user: cx.user.clone(),
+            inner: cx.inner.clone(),
+        });
+    }
+}
+
+/// The words an operand list gives to a remote or nested command, joined.
+pub(super) fn inner_command(spec: &Program, operands: &[&str]) -> Option<String> {
+    let at = spec
+        .operands
+        .iter()
+        .position(|o| matches!(o.role, Role::RemoteCommand | Role::Command))?;
+    (at < operands.len()).then(|| operands[at..].join(" "))
+}

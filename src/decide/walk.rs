@@ -1,0 +1,179 @@
+//! The walk: scripts, commands, payloads and `cd`, collecting where a guarded program
+//! names a target (before the catalog is read).
+
+use super::*;
+
+impl Guard<'_> {
+    pub(super) fn script(&self, script: Script, walk: &mut Walk) {
+        if let Some(why) = script.incomplete {
+            walk.incomplete.get_or_insert(why);
+        }
+        walk.words.extend(script.mentioned);
+        walk.scopes.push(std::rc::Rc::new(script.variables));
+        for command in script.commands {
+            self.command(command, walk);
+        }
+        walk.scopes.pop();
+    }
+
+    pub(super) fn command(&self, command: Command, walk: &mut Walk) {
+        walk.words.extend(command.words.iter().cloned());
+        // `H=atlas ssh $H`, `xargs … <<< atlas`: assigned values and text fed to the
+        // command are part of what the command names.
+        walk.words.extend(
+            command
+                .env
+                .iter()
+                .map(|(name, value)| format!("{name}={value}")),
+        );
+        if let Stdin::Text(text) = &command.stdin {
+            walk.words
+                .extend(text.split_whitespace().map(str::to_string));
+        }
+        self.device_sockets(&command, walk);
+        self.change_directory(&command, walk);
+        if walk.refusal.is_none() {
+            walk.refusal = self
+                .override_attempt(&command)
+                .or_else(|| self.self_protection(&command, walk));
+        }
+        // `env -C DIR PROGRAM`, `sudo -D DIR PROGRAM`: the program's paths are from DIR.
+        let outer_cwd = (walk.cwd.clone(), walk.cwd_unknown);
+        if let Some(dir) = self.wrapper_directory(&command) {
+            let dir = self.protected.expand_tilde(&dir);
+            walk.cwd_unknown |= dir.contains(UNKNOWN);
+            walk.cwd = Some(self.protected.resolve(&dir, walk.cwd.as_deref()));
+        }
+        let mut steps = Vec::new();
+        unwrap(self.rules, command, &mut steps);
+        for step in steps {
+            match step {
+                Step::Run(command) => {
+                    // Wrappers off (`env`, `sudo`, `find -exec`, `xargs`): the program that
+                    // really runs is checked as if typed alone.
+                    if walk.refusal.is_none() {
+                        walk.refusal = self
+                            .override_attempt(&command)
+                            .or_else(|| self.self_protection(&command, walk));
+                    }
+                    self.note_links(&command, walk);
+                    self.transports(&command, walk);
+                    self.invocation(&command, walk);
+                }
+                Step::UnknownProgram(command) => walk.unknown_programs.push(command.words),
+                Step::Shell { source, depth, env } => self.payload(&source, depth, &env, walk),
+            }
+        }
+        (walk.cwd, walk.cwd_unknown) = outer_cwd;
+    }
+
+    /// `exec 3<>/dev/tcp/atlas/22`: bash itself connects to the host a redirection names.
+    pub(super) fn device_sockets(&self, command: &Command, walk: &mut Walk) {
+        for path in command.writes.iter().filter(|w| shell::is_socket_path(w)) {
+            let host = path.split('/').nth(3).unwrap_or_default().to_string();
+            let cx = Context {
+                command,
+                over: "bash's /dev/tcp".into(),
+                shape: vec![],
+                user: None,
+                inner: None,
+            };
+            self.candidate(Role::Host, host, &cx, "/dev/tcp/<machine>".into(), walk);
+        }
+    }
+
+    /// `GIT_SSH_COMMAND="ssh -J atlas"`: a variable another program runs as its transport.
+    pub(super) fn transports(&self, command: &Command, walk: &mut Walk) {
+        let sources: Vec<String> = command
+            .env
+            .iter()
+            .filter(|(name, _)| self.rules.is_command_env(name))
+            .map(|(_, value)| value.clone())
+            .collect();
+        for source in sources {
+            self.payload(&source, command.depth + 1, &[], walk);
+        }
+    }
+
+    pub(super) fn payload(
+        &self,
+        source: &str,
+        depth: usize,
+        env: &[(String, String)],
+        walk: &mut Walk,
+    ) {
+        if depth > MAX_PAYLOAD_DEPTH {
+            walk.incomplete.get_or_insert(format!(
+                "it nests shell payloads more than {MAX_PAYLOAD_DEPTH} deep"
+            ));
+            return;
+        }
+        // A payload sees the enclosing script's variables and its command's own.
+        let mut vars: HashMap<String, Vec<String>> = walk
+            .scopes
+            .last()
+            .map(|s| (**s).clone())
+            .unwrap_or_default();
+        for (name, value) in env {
+            vars.entry(name.clone()).or_default().push(value.clone());
+        }
+        match shell::parse(source, depth, &vars) {
+            Ok(script) => self.script(script, walk),
+            Err(_) => walk.unparsable.push(source.to_string()),
+        }
+    }
+
+    /// The directory a wrapper runs its program in, when it says (`env -C DIR`).
+    pub(super) fn wrapper_directory(&self, command: &Command) -> Option<String> {
+        let wrapper = self.rules.wrapper(base_name(command.words.first()?))?;
+        option_values(&command.words[1..], &wrapper.chdir_option).pop()
+    }
+
+    /// `cd DIR`, a bare `cd` (home), `cd -` (where the command was before), `cd "$X"`
+    /// (unknown): where the command's relative paths resolve from next.
+    pub(super) fn change_directory(&self, command: &Command, walk: &mut Walk) {
+        let Some(program) = command.words.first().map(String::as_str) else {
+            return;
+        };
+        if !matches!(program, "cd" | "pushd" | "popd" | "chdir") {
+            return;
+        }
+        let here = (!walk.cwd_unknown).then(|| walk.cwd.clone().or(self.protected.cwd.clone()));
+        let dir = command.words[1..]
+            .iter()
+            .find(|w| !matches!(w.as_str(), "-L" | "-P" | "-e" | "-@" | "--"));
+        let next: Option<PathBuf> = match (program, dir.map(String::as_str)) {
+            ("popd", _) => None,
+            (_, None) => self.protected.home.clone(),
+            (_, Some("-")) => walk.oldpwd.clone().flatten(),
+            (_, Some(dir)) => {
+                let dir = self.protected.expand_tilde(dir);
+                let base = walk.cwd.clone();
+                (!dir.contains(UNKNOWN) && (!walk.cwd_unknown || dir.starts_with('/')))
+                    .then(|| self.protected.resolve(&dir, base.as_deref()))
+            }
+        };
+        walk.oldpwd = Some(here.flatten());
+        walk.cwd_unknown = next.is_none();
+        walk.cwd = next;
+    }
+
+    /// `ln -s TARGET LINK`: the link, for the paths written through it later.
+    pub(super) fn note_links(&self, command: &Command, walk: &mut Walk) {
+        let words = &command.words;
+        if words.first().map(|p| base_name(p)) != Some("ln") {
+            return;
+        }
+        let operands: Vec<&String> = words[1..].iter().filter(|w| !w.starts_with('-')).collect();
+        let (Some(target), Some(link)) = (operands.first(), operands.last()) else {
+            return;
+        };
+        let mut path = self
+            .protected
+            .resolve(&self.protected.expand_tilde(link), walk.cwd.as_deref());
+        if operands.len() == 1 || link.ends_with('/') || path.is_dir() {
+            path.push(base_name(target));
+        }
+        walk.links.push((path, target.to_string()));
+    }
+}

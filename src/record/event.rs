@@ -1,0 +1,156 @@
+//! What one row records: its kind, the event, and where it happened (user, host, time).
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// What a row records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Refusal,
+    Override,
+    OverrideAttempt,
+    SessionStart,
+    /// Rows that could not be written before this one (the record was missing or unwritable).
+    Gap,
+    /// Stands for the rows `audit prune` removed, carrying their chain's head hash.
+    Checkpoint,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 6] = [
+        Kind::Refusal,
+        Kind::Override,
+        Kind::OverrideAttempt,
+        Kind::SessionStart,
+        Kind::Gap,
+        Kind::Checkpoint,
+    ];
+
+    /// The stable name stored in the database and accepted by `audit --kind`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Refusal => "refusal",
+            Kind::Override => "override",
+            Kind::OverrideAttempt => "override-attempt",
+            Kind::SessionStart => "session-start",
+            Kind::Gap => "gap",
+            Kind::Checkpoint => "checkpoint",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Kind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Kind, String> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown kind {s:?}: expected one of refusal, override, override-attempt, session-start, gap, checkpoint"
+                )
+            })
+    }
+}
+
+/// One recorded event, as the contract lists its fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// UTC milliseconds since the Unix epoch.
+    pub time_ms: i64,
+    pub kind: Kind,
+    pub agent: String,
+    pub session_id: String,
+    pub tool_use_id: String,
+    pub cwd: String,
+    pub user: String,
+    pub host: String,
+    /// The whole command, as the agent proposed it.
+    pub command: String,
+    pub rule: String,
+    pub target: String,
+    /// The mesh tools the refusal named; empty when one must be created.
+    pub tools: Vec<String>,
+    /// The command shape that needs a tool (`docker inspect <container>`), independent of the
+    /// target, so `missing` can count them.
+    pub shape: String,
+    /// The operator's override reason, for override kinds.
+    pub reason: String,
+    /// The override's scope (`MESH_GUARD_OVERRIDE_SCOPE`) as the operator wrote it; empty when
+    /// the override covers the whole session or there is none.
+    pub scope: String,
+}
+
+impl Event {
+    /// An event of `kind` happening now, by this process's user on this host; the caller fills in
+    /// the rest.
+    pub fn now(kind: Kind) -> Event {
+        Event {
+            time_ms: now_ms(),
+            kind,
+            agent: String::new(),
+            session_id: String::new(),
+            tool_use_id: String::new(),
+            cwd: String::new(),
+            user: env_nonempty("USER")
+                .or_else(|| env_nonempty("LOGNAME"))
+                .or_else(user_from_uid)
+                .unwrap_or_default(),
+            host: host_name(),
+            command: String::new(),
+            rule: String::new(),
+            target: String::new(),
+            tools: Vec::new(),
+            shape: String::new(),
+            reason: String::new(),
+            scope: String::new(),
+        }
+    }
+}
+
+/// UTC milliseconds since the Unix epoch; 0 if the clock is before it.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+pub(crate) fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The process's user when the environment does not say: its uid's name in
+/// `/etc/passwd`, or `uid N`.
+pub(crate) fn user_from_uid() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let uid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))?
+        .split_whitespace()
+        .next()?
+        .to_string();
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    let name = passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        (fields.nth(1)? == uid).then(|| name.to_string())
+    });
+    Some(name.unwrap_or_else(|| format!("uid {uid}")))
+}
+
+pub(crate) fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| env_nonempty("HOSTNAME"))
+        .unwrap_or_default()
+}

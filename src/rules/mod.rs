@@ -1,0 +1,224 @@
+//! `rules/*.toml` → typed rules: which programs the guard knows, how their options are
+//! spelled, and which option or operand names a target in which role.
+//!
+//! The built-in files are compiled in; `--rules DIR` layers more over them (a later
+//! definition of a program name replaces the earlier one).
+
+mod load;
+mod role;
+mod schema;
+
+pub use load::*;
+pub use role::*;
+pub use schema::*;
+
+use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::path::Path;
+use std::rc::Rc;
+
+mod names {
+    include!(concat!(env!("OUT_DIR"), "/names.rs"));
+}
+
+/// Every rule, looked up by program base name.
+///
+/// A hook call looks up a handful of names, so each built-in file is read only when one of
+/// its names is asked for (`ls -la` reads none): the cost of a call does not grow with the
+/// rules.
+#[derive(Debug, Default)]
+pub struct Rules {
+    /// The built-in files, each parsed on first use; empty for `Rules::default()`.
+    built_in: Option<[OnceCell<Tables>; BUILT_IN.len()]>,
+    /// Rules from `--rules`, over the built-in ones.
+    extra: Tables,
+}
+
+impl Rules {
+    /// The built-in rules, then every `*.toml` in `extra` (sorted by name) over them.
+    pub fn load(extra: Option<&Path>) -> Result<Rules, RulesError> {
+        let mut rules = Rules {
+            built_in: Some(Default::default()),
+            extra: Tables::default(),
+        };
+        if let Some(dir) = extra {
+            let unreadable = |e: std::io::Error| {
+                RulesError(format!("{}: cannot read the rules: {e}", dir.display()))
+            };
+            let mut files: Vec<_> = std::fs::read_dir(dir)
+                .map_err(unreadable)?
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+                .collect();
+            files.sort();
+            for file in files {
+                let text = std::fs::read_to_string(&file).map_err(unreadable)?;
+                rules
+                    .extra
+                    .merge(parse_toml(&file.display().to_string(), &text)?);
+            }
+        }
+        Ok(rules)
+    }
+
+    /// The tables of the last built-in file that defines `name` as a `kind`.
+    fn built_in_for(&self, kind: Kind, name: &str) -> Option<&Tables> {
+        let cells = self.built_in.as_ref()?;
+        let found = names::NAMES
+            .binary_search_by(|(k, n, _)| (*k, *n).cmp(&(kind.key(), name)))
+            .ok()?;
+        let at = names::NAMES[found].2;
+        Some(cells[at].get_or_init(|| built_in_tables(at)))
+    }
+
+    fn lookup<T>(
+        &self,
+        kind: Kind,
+        name: &str,
+        table: impl Fn(&Tables) -> &HashMap<String, Rc<T>>,
+    ) -> Option<&T> {
+        if let Some(found) = table(&self.extra).get(name) {
+            return Some(found);
+        }
+        self.built_in_for(kind, name)
+            .and_then(|t| table(t).get(name))
+            .map(Rc::as_ref)
+    }
+
+    pub fn program(&self, name: &str) -> Option<&Program> {
+        self.lookup(Kind::Program, name, |t| &t.programs)
+    }
+
+    pub fn wrapper(&self, name: &str) -> Option<&Wrapper> {
+        self.lookup(Kind::Wrapper, name, |t| &t.wrappers)
+    }
+
+    /// Whether the variable `name` holds a command line (`GIT_SSH_COMMAND`).
+    pub fn is_command_env(&self, name: &str) -> bool {
+        self.extra.command_env.iter().any(|n| n == name)
+            || self.built_in_for(Kind::CommandEnv, name).is_some()
+    }
+
+    pub fn shell(&self, name: &str) -> Option<&Shell> {
+        self.lookup(Kind::Shell, name, |t| &t.shells)
+    }
+
+    /// Interpreters are known by name or versioned name (`python3.12`, `node20`).
+    pub fn interpreter(&self, name: &str) -> Option<&Interpreter> {
+        self.lookup(Kind::Interpreter, name, |t| &t.interpreters)
+            .or_else(|| {
+                let base =
+                    name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
+                self.lookup(Kind::Interpreter, base, |t| &t.interpreters)
+            })
+    }
+
+    /// Which words of its command a program writes, if it writes files.
+    pub fn writer(&self, name: &str) -> Option<&Writer> {
+        self.lookup(Kind::Writer, name, |t| &t.writers)
+    }
+
+    /// An agent CLI by program or package name.
+    pub fn agent(&self, name: &str) -> Option<&Agent> {
+        self.lookup(Kind::Agent, name, |t| &t.agents)
+    }
+
+    /// Whether `name` is a program the guard refuses at mesh targets (for the quick pass
+    /// that decides whether the catalog is needed at all).
+    pub fn is_guarded(&self, name: &str) -> bool {
+        self.program(name).is_some_and(|p| !p.only_by_target)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_rules_are_read_from_json_as_from_toml() {
+        for (name, text, json) in BUILT_IN {
+            let fast: RulesFile =
+                serde_json::from_str(json).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let slow: RulesFile = toml::from_str(text).unwrap();
+            let names = |f: &RulesFile| {
+                let mut all: Vec<String> = f.program.iter().flat_map(|p| p.names.clone()).collect();
+                all.extend(f.wrapper.iter().flat_map(|w| w.names.clone()));
+                all.extend(f.shell.iter().flat_map(|s| s.names.clone()));
+                all.extend(f.interpreter.iter().flat_map(|i| i.names.clone()));
+                all
+            };
+            assert_eq!(names(&fast), names(&slow), "{name}");
+            for (a, b) in fast.program.iter().zip(&slow.program) {
+                assert_eq!(a.options, b.options, "{name}");
+                assert_eq!(a.subcommand.len(), b.subcommand.len(), "{name}");
+                assert_eq!(a.syntax.short_value, b.syntax.short_value, "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn built_in_rules_load() {
+        let rules = Rules::load(None).expect("built-in rules are valid");
+        let ssh = rules.program("ssh").unwrap();
+        assert_eq!(ssh.options["-J"], Role::Jump);
+        assert_eq!(ssh.operands[1].role, Role::RemoteCommand);
+        assert!(ssh.operands[1].rest);
+        assert!(rules.wrapper("sudo").unwrap().assignments);
+        assert!(rules.interpreter("python3.12").is_some());
+        assert_eq!(
+            rules.program("docker-compose").unwrap().same_as,
+            ["docker", "compose"]
+        );
+    }
+
+    #[test]
+    fn a_bad_rules_file_names_its_line() {
+        let dir = std::env::temp_dir().join(format!("mesh-guard-rules-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("x.toml"),
+            "[[program]]\nnames = [\"a\"]\noperands = [\"nonsense\"]\n",
+        )
+        .unwrap();
+        let err = Rules::load(Some(&dir)).unwrap_err();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(err.0.contains("x.toml:3:"), "{err}");
+    }
+
+    #[test]
+    fn extra_rules_layer_over_the_built_in_ones() {
+        let dir = std::env::temp_dir().join(format!("mesh-guard-extra-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("k.toml"), "[[program]]\nnames = [\"kubectl\"]\nover = \"kubectl\"\noperands = [\"verb\", \"container...\"]\n[[program]]\nnames = [\"scp\"]\nover = \"a new scp\"\n").unwrap();
+        let rules = Rules::load(Some(&dir)).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(rules.program("kubectl").unwrap().over, "kubectl");
+        assert_eq!(rules.program("scp").unwrap().over, "a new scp");
+        assert_eq!(rules.program("ssh").unwrap().over, "ssh");
+        assert!(Rules::default().program("ssh").is_none());
+    }
+
+    #[test]
+    fn every_built_in_name_is_found_in_its_file() {
+        let rules = Rules::load(None).unwrap();
+        for (file, _, json) in BUILT_IN {
+            let parsed: RulesFile = serde_json::from_str(json).unwrap();
+            for p in &parsed.program {
+                for n in &p.names {
+                    assert!(rules.program(n).is_some(), "{file}: {n}");
+                }
+            }
+            for w in &parsed.wrapper {
+                for n in &w.names {
+                    assert!(rules.wrapper(n).is_some(), "{file}: {n}");
+                }
+            }
+            for c in &parsed.command_env {
+                for n in &c.names {
+                    assert!(rules.is_command_env(n), "{file}: {n}");
+                }
+            }
+        }
+    }
+}

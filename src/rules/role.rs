@@ -1,0 +1,63 @@
+//! What a word in a program's arguments is to the guard: a machine, a container, a unit, a
+//! command to run there, ...
+
+use serde::Deserialize;
+
+/// What a target word is, which decides how it is matched against the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// `[user@]host[:port]` or `ssh://[user@]host[:port]`.
+    Host,
+    /// `[user@]host:path`, `host::module`, `scp://` / `rsync://` URLs; a local path names nothing.
+    HostPath,
+    /// `-J host1,host2`.
+    Jump,
+    /// Hosts in a list or pattern: `a,b`, `"a b"`, ansible's `a:b:!c`.
+    HostList,
+    /// `-o ProxyJump=…`, `-o HostName=…`, `-o ProxyCommand=…`, `-o User=…`.
+    SshOption,
+    /// A forwarding: `-W host:port`, `-L [bind:]port:host:hostport`.
+    Forward,
+    /// A socket address: socat's `TCP:host:port`, `EXEC:command`.
+    SocketAddress,
+    /// `-l user`.
+    User,
+    /// A remote shell program (`rsync -e`, `mosh --ssh`): a command in its own right.
+    Rsh,
+    /// A container engine's daemon address: `ssh://host`, `tcp://host:port`.
+    DaemonHost,
+    /// `docker context create --docker host=ssh://atlas,ca=…`: `host=` is a daemon address.
+    DaemonEndpoint,
+    /// `docker events --filter container=NAME`: a `container=` filter names a container.
+    ContainerFilter,
+    /// `journalctl -t ID`: a syslog identifier, named after a container, unit or module.
+    Identifier,
+    /// A container engine context, named after the machine it reaches.
+    Context,
+    /// A systemd unit, with or without `.service`.
+    Unit,
+    /// `journalctl -M` / `systemctl -M`: a machine or a container.
+    Machine,
+    /// A container name or id.
+    Container,
+    /// A compose service: named after a module or its container.
+    Service,
+    /// `docker cp name:path`.
+    CopyPath,
+    /// `journalctl _SYSTEMD_UNIT=x CONTAINER_NAME=y`.
+    JournalMatch,
+    /// A git repository: `[user@]host:path`, `ssh://…` (as `host-path`), `ext::COMMAND`
+    /// (a shell command); a local path or a remote's name names nothing.
+    GitUrl,
+    /// git's `-c NAME=VALUE` (or, as operands, `git config NAME VALUE`): a value that git
+    /// runs (`core.sshCommand`, a `!` alias) is a shell command; `remote.*.url` a git URL.
+    GitConfig,
+    /// The rest of the words, joined, is a shell command run on the target.
+    RemoteCommand,
+    /// The rest of the words are a program and its arguments.
+    Command,
+    /// A verb (`systemctl restart`): names nothing, but is part of the command's shape.
+    Verb,
+    Ignore,
+}

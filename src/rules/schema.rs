@@ -1,0 +1,243 @@
+//! The rules' format: how a program's arguments are read, and what wrappers, shells,
+//! interpreters, writers and agents are. Data only.
+
+use super::*;
+use role::*;
+use serde::Deserialize;
+use std::collections::HashMap;
+
+/// How a program spells its options.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Syntax {
+    /// Short options that take a value, as one string of letters.
+    #[serde(default)]
+    pub short_value: String,
+    /// Long options (without `--`) that take a value.
+    #[serde(default)]
+    pub long_value: Vec<String>,
+    /// Options end at the first operand (POSIX getopt) instead of anywhere (GNU).
+    #[serde(default)]
+    pub stop_at_operand: bool,
+    /// With `stop_at_operand`: options may still follow the first operand, and end at the
+    /// second (`ssh host -J jump cmd`: ssh reads options again after the destination).
+    #[serde(default)]
+    pub options_after_first_operand: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Operand {
+    pub role: Role,
+    /// This role takes every remaining operand.
+    pub rest: bool,
+}
+
+pub(crate) fn operands<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Operand>, D::Error> {
+    let words: Vec<String> = Vec::deserialize(d)?;
+    words
+        .iter()
+        .map(|w| {
+            let (name, rest) = match w.strip_suffix("...") {
+                Some(name) => (name, true),
+                None => (w.as_str(), false),
+            };
+            let role = Role::deserialize(serde::de::value::StrDeserializer::<D::Error>::new(name))?;
+            Ok(Operand { role, rest })
+        })
+        .collect()
+}
+
+/// A guarded program (or one of its subcommands).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Program {
+    pub names: Vec<String>,
+    /// How the message says it reaches its target: "ssh", "the container engine".
+    #[serde(default)]
+    pub over: String,
+    #[serde(flatten)]
+    pub syntax: Syntax,
+    /// Options with a role; the option's value (or, for a flag, nothing) is the target.
+    #[serde(default)]
+    pub options: HashMap<String, Role>,
+    /// Environment variables with a role (`DOCKER_HOST`).
+    #[serde(default)]
+    pub env: HashMap<String, Role>,
+    #[serde(default, deserialize_with = "operands")]
+    pub operands: Vec<Operand>,
+    #[serde(default)]
+    pub inert: Vec<String>,
+    #[serde(default)]
+    pub subcommand: Vec<Program>,
+    /// The first operand is one of the enclosing program's subcommands.
+    #[serde(default)]
+    pub parent_subcommands: bool,
+    /// This program is another one's spelling: `docker-compose` is `docker compose`.
+    #[serde(default)]
+    pub same_as: Vec<String>,
+    /// The program reaches a machine only through a target it names (`git commit` names
+    /// none): run without one, it needs no catalog, and a broken catalog does not stop it.
+    #[serde(default)]
+    pub only_by_target: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WrapperKind {
+    #[default]
+    Prefix,
+    Xargs,
+    Parallel,
+    Find,
+    Fd,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Wrapper {
+    pub names: Vec<String>,
+    #[serde(flatten)]
+    pub syntax: Syntax,
+    #[serde(default)]
+    pub kind: WrapperKind,
+    #[serde(default)]
+    pub skip: usize,
+    #[serde(default)]
+    pub assignments: bool,
+    #[serde(default)]
+    pub shell_option: Vec<String>,
+    #[serde(default)]
+    pub shell_flags: Vec<String>,
+    #[serde(default)]
+    pub split_option: Vec<String>,
+    #[serde(default)]
+    pub shell_rest: bool,
+    #[serde(default)]
+    pub no_program: bool,
+    /// Every operand is a shell command string (`trap 'CMD' EXIT`, `tmux new 'CMD'`); the
+    /// wrapper runs no program of its own words.
+    #[serde(default)]
+    pub shell_operands: bool,
+    /// The words after this option are the program and its arguments (`xterm -e PROGRAM…`);
+    /// without it the wrapper runs no program.
+    #[serde(default)]
+    pub command_option: Vec<String>,
+    #[serde(default)]
+    pub inert: Vec<String>,
+    /// Options whose value is the directory the program runs in (`env -C DIR`).
+    #[serde(default)]
+    pub chdir_option: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Shell {
+    pub names: Vec<String>,
+    #[serde(flatten)]
+    pub syntax: Syntax,
+    pub command_flag: char,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Interpreter {
+    pub names: Vec<String>,
+    #[serde(default)]
+    pub code_options: Vec<String>,
+    /// The first operand is the code (`awk 'PROGRAM'`).
+    #[serde(default)]
+    pub code_operand: bool,
+    #[serde(flatten)]
+    pub syntax: Syntax,
+    pub runs: Vec<String>,
+}
+
+/// A program that changes the files its words name (self-protection: which words of a
+/// command are written).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Writer {
+    pub names: Vec<String>,
+    /// It writes only with one of these options (`find -delete`, `find -exec`).
+    #[serde(default)]
+    pub only_with: Vec<String>,
+    /// Options after which it runs a program on each file it finds (`find -exec`): it
+    /// writes them when that program is a writer.
+    #[serde(default)]
+    pub runs_on_found: Vec<String>,
+    /// Options whose value narrows the files it writes to those so named (`find -name`).
+    #[serde(default)]
+    pub name_tests: Vec<String>,
+    /// A word `PREFIX…` names the file after the prefix (`dd of=FILE`).
+    #[serde(default)]
+    pub value_prefixes: Vec<String>,
+    /// The last operand may be a directory that receives every other operand under its
+    /// own name (`cp -r a/mesh-guard ~/.config/`).
+    #[serde(default)]
+    pub into_directory: bool,
+    /// Only the files named are written, never a directory's contents (`git checkout -- .`
+    /// leaves untracked files alone).
+    #[serde(default)]
+    pub exact: bool,
+    /// With `into_directory`: options whose value is the destination directory (`cp -t DIR`).
+    #[serde(default)]
+    pub target_options: Vec<String>,
+    /// With `into_directory`: the sources are only read (`cp`), not removed (`mv`).
+    #[serde(default)]
+    pub reads_sources: bool,
+    /// It runs its standard input as a script (`sqlite3 < x.sql`): that text is read for
+    /// the paths it names.
+    #[serde(default)]
+    pub stdin_script: bool,
+    /// Its words after the first are code, read for the paths they name (`sqlite3 DB SQL`).
+    #[serde(default)]
+    pub code_operands: bool,
+}
+
+/// An agent CLI: started from inside a session, it must start with the guard's hooks.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Agent {
+    /// Program names, and the package names launchers run it by (`npx @anthropic-ai/claude-code`).
+    pub names: Vec<String>,
+    /// The words that open its plugin commands (`claude plugin …`).
+    #[serde(default)]
+    pub plugin_commands: Vec<String>,
+    /// The plugin commands that turn a plugin off.
+    #[serde(default)]
+    pub plugin_off: Vec<String>,
+    /// Options whose value is settings JSON, or a settings file (`--settings`).
+    #[serde(default)]
+    pub settings_options: Vec<String>,
+    /// Options whose value lists the settings sources loaded (`--setting-sources user,project`).
+    #[serde(default)]
+    pub setting_sources_options: Vec<String>,
+    /// Options whose value overrides one configuration key (`codex -c key=value`): refused
+    /// when the key is about hooks.
+    #[serde(default)]
+    pub config_options: Vec<String>,
+    /// Variables that move where it reads its settings (`CLAUDE_CONFIG_DIR`, `HOME`).
+    #[serde(default)]
+    pub config_env: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RulesFile {
+    #[serde(default)]
+    pub(crate) program: Vec<Program>,
+    #[serde(default)]
+    pub(crate) wrapper: Vec<Wrapper>,
+    #[serde(default)]
+    pub(crate) shell: Vec<Shell>,
+    #[serde(default)]
+    pub(crate) interpreter: Vec<Interpreter>,
+    #[serde(default)]
+    pub(crate) command_env: Vec<CommandEnv>,
+    #[serde(default)]
+    pub(crate) writer: Vec<Writer>,
+    #[serde(default)]
+    pub(crate) agent: Vec<Agent>,
+}
+
+/// Environment variables whose value is a command line another program runs.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CommandEnv {
+    pub(crate) names: Vec<String>,
+}

@@ -1,0 +1,193 @@
+//! Simple commands: their assignments, redirections and `read`, emitted as commands.
+
+use super::*;
+use crate::shell::expand::{literal_globs, unknown_globs};
+use crate::shell::{Command, MAX_COMMANDS, Stdin, UNKNOWN};
+use shuck_ast::{AssignmentValue, Redirect, RedirectKind, RedirectTarget, SimpleCommand};
+
+impl Walker<'_> {
+    pub(crate) fn simple(&mut self, simple: &SimpleCommand, writes: Vec<String>) {
+        let env = self.prefix_assignments(&simple.assignments);
+        let mut program = self.fields_with_globs(&simple.name);
+        for alternative in &mut program {
+            for (i, field) in alternative.iter_mut().enumerate() {
+                let word = std::mem::take(field);
+                *field = if i == 0 {
+                    unknown_globs(word)
+                } else {
+                    literal_globs(word)
+                };
+            }
+        }
+        let mut alternatives: Vec<Vec<String>> = vec![Vec::new()];
+        alternatives = self.product(alternatives, program);
+        for word in &simple.args {
+            let fields = self.fields(word);
+            alternatives = self.product(alternatives, fields);
+        }
+        // `> file` with no command still opens (and empties) the file: kept for its writes.
+        alternatives.retain(|a| !a.is_empty() || !env.is_empty() || !writes.is_empty());
+        if alternatives.iter().all(|a| a.is_empty()) {
+            // A bare assignment sets the variable for the rest of the command.
+            for (name, value) in &env {
+                self.assign(name.clone(), [value.clone()]);
+            }
+        }
+        // `alias s=ssh` earlier in the command: an unquoted program word that names an alias
+        // is its value, as bash expands it where aliases are on.
+        let plain_name = matches!(simple.name.parts.as_slice(), [part] if matches!(part.kind, shuck_ast::WordPart::Literal(_)));
+        for words in &mut alternatives {
+            if words.first().is_some_and(|w| w == "alias") {
+                for definition in &words[1..] {
+                    if let Some((name, value)) = definition.split_once('=') {
+                        self.aliases.insert(name.to_string(), value.to_string());
+                    }
+                }
+            } else if plain_name
+                && let Some(value) = words.first().and_then(|w| self.aliases.get(w))
+            {
+                let expanded = shell_words::split(value)
+                    .unwrap_or_else(|_| value.split_whitespace().map(str::to_string).collect());
+                words.splice(0..1, expanded);
+            }
+        }
+        let stdin = self.next_stdin.take();
+        for words in alternatives {
+            if words.first().is_some_and(|w| w == "read") {
+                self.read_builtin(&words, stdin.as_ref());
+            }
+            self.next_stdin = stdin.clone();
+            self.emit(words, env.clone(), writes.clone());
+        }
+    }
+
+    /// `read NAME…` sets its variables from its input: known lines when the input is known.
+    pub(crate) fn read_builtin(&mut self, words: &[String], stdin: Option<&Stdin>) {
+        let values: Vec<String> = match stdin {
+            Some(Stdin::Text(text)) => text.split_whitespace().map(str::to_string).collect(),
+            _ => vec![UNKNOWN.to_string()],
+        };
+        let mut args = words[1..].iter().filter(|w| !w.starts_with('-'));
+        if let Some(name) = args.next_back() {
+            self.assign(name.clone(), values);
+        }
+        for name in args {
+            self.assign(name.clone(), [UNKNOWN.to_string()]);
+        }
+    }
+
+    pub(crate) fn prefix_assignments(
+        &mut self,
+        assignments: &[shuck_ast::Assignment],
+    ) -> Vec<(String, String)> {
+        let mut env = Vec::new();
+        for a in assignments {
+            let (name, values) = self.assignment(a);
+            env.extend(values.into_iter().map(|v| (name.clone(), v)));
+        }
+        env
+    }
+
+    pub(crate) fn assignment(&mut self, a: &shuck_ast::Assignment) -> (String, Vec<String>) {
+        let name = a.target.name.as_str().to_string();
+        let values = match &a.value {
+            AssignmentValue::Scalar(word) => self.joined(word),
+            AssignmentValue::Compound(array) => {
+                let elements: Vec<String> = array
+                    .elements
+                    .iter()
+                    .flat_map(|e| {
+                        let value = match e {
+                            shuck_ast::ArrayElem::Sequential(v) => &v.word,
+                            shuck_ast::ArrayElem::Keyed { value, .. }
+                            | shuck_ast::ArrayElem::KeyedAppend { value, .. } => &value.word,
+                        };
+                        self.fields(value).into_iter().flatten()
+                    })
+                    .collect();
+                let held = self.arrays.entry(name.clone()).or_default();
+                if !a.append {
+                    held.clear();
+                }
+                held.extend(elements.iter().cloned());
+                elements
+            }
+        };
+        (name, values)
+    }
+
+    pub(crate) fn emit(
+        &mut self,
+        words: Vec<String>,
+        env: Vec<(String, String)>,
+        mut writes: Vec<String>,
+    ) {
+        if self.commands.len() >= MAX_COMMANDS {
+            self.incomplete = Some(format!("it runs more than {MAX_COMMANDS} commands"));
+            return;
+        }
+        writes.extend(self.outer_writes.iter().cloned());
+        let stdin = self.next_stdin.take().unwrap_or(Stdin::Inherited);
+        let files = words
+            .iter()
+            .filter_map(|w| self.files.get(w).map(|text| (w.clone(), text.clone())))
+            .collect();
+        let command = Command {
+            words,
+            env,
+            stdin,
+            writes,
+            files,
+            depth: self.depth,
+        };
+        // `echo 'ssh atlas' > s.sh`: what the command wrote is known to later commands.
+        if let Stdin::Text(text) = output_of(&command) {
+            for path in command.writes.iter().filter(|w| !w.starts_with("/dev/")) {
+                self.files.insert(path.clone(), text.clone());
+            }
+        }
+        self.commands.push(command);
+    }
+
+    pub(crate) fn redirects(&mut self, redirects: &[Redirect]) -> (Option<Stdin>, Vec<String>) {
+        let mut stdin = None;
+        let mut writes = Vec::new();
+        for r in redirects {
+            match (&r.target, r.kind) {
+                (RedirectTarget::Heredoc(heredoc), _) => {
+                    stdin = Some(Stdin::Text(self.heredoc(heredoc)));
+                }
+                (RedirectTarget::Word(word), RedirectKind::HereString) => {
+                    stdin = Some(Stdin::Text(self.joined(word).join(" ")));
+                }
+                (RedirectTarget::Word(word), RedirectKind::Input) => {
+                    // `< /dev/tcp/host/port` opens a connection: kept with the files it
+                    // touches, for the decision to see.
+                    let paths = self.joined(word);
+                    stdin = Some(match paths.as_slice() {
+                        [path] => self
+                            .files
+                            .get(path)
+                            .map_or(Stdin::Unknown, |t| Stdin::Text(t.clone())),
+                        _ => Stdin::Unknown,
+                    });
+                    writes.extend(paths.into_iter().filter(|w| is_socket_path(w)));
+                }
+                (
+                    RedirectTarget::Word(word),
+                    RedirectKind::Output
+                    | RedirectKind::Clobber
+                    | RedirectKind::Append
+                    | RedirectKind::OutputBoth
+                    | RedirectKind::ReadWrite,
+                ) => {
+                    writes.extend(self.joined(word));
+                }
+                (RedirectTarget::Word(word), _) => {
+                    writes.extend(self.joined(word).into_iter().filter(|w| is_socket_path(w)));
+                }
+            }
+        }
+        (stdin, writes)
+    }
+}

@@ -1,0 +1,43 @@
+//! `find -exec` and `fd -x`: the command each runs per file.
+
+use super::*;
+use crate::rules::Rules;
+use crate::shell::{Command, UNKNOWN};
+
+/// `find … -exec PROGRAM ARGS… ;` (also `+`, `-execdir`, `-ok`, `-okdir`).
+pub(crate) fn find_exec(rules: &Rules, command: &Command, args: &[String], out: &mut Vec<Step>) {
+    let mut i = 0;
+    while i < args.len() {
+        if matches!(args[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let end = args[i + 1..]
+                .iter()
+                .position(|a| a == ";" || a == "+")
+                .map_or(args.len(), |p| i + 1 + p);
+            let words: Vec<String> = args[i + 1..end]
+                .iter()
+                .map(|a| a.replace("{}", UNKNOWN.encode_utf8(&mut [0; 4])))
+                .collect();
+            unwrap(rules, with_words(command, words), out);
+            i = end;
+        }
+        i += 1;
+    }
+    out.push(Step::Run(command.clone()));
+}
+
+/// `fd PATTERN -x PROGRAM ARGS…`: the rest after `-x`/`--exec` is a command.
+pub(crate) fn fd_exec(
+    rules: &Rules,
+    command: &Command,
+    _wrapper: &crate::rules::Wrapper,
+    args: &[String],
+    out: &mut Vec<Step>,
+) {
+    if let Some(at) = args
+        .iter()
+        .position(|a| matches!(a.as_str(), "-x" | "--exec" | "-X" | "--exec-batch"))
+    {
+        unwrap(rules, with_words(command, args[at + 1..].to_vec()), out);
+    }
+    out.push(Step::Run(command.clone()));
+}

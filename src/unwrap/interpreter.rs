@@ -1,0 +1,103 @@
+//! Interpreters' inline code (`python3 -c`, `awk`, `node -e`): the shell commands it runs.
+
+use super::*;
+use crate::shell::{Command, Stdin};
+
+/// The code an interpreter runs from its words or its input (`python3 -c CODE`,
+/// `awk 'PROGRAM'`, `python3 - <<EOF`), when the command says.
+pub fn interpreter_code(
+    interpreter: &crate::rules::Interpreter,
+    command: &Command,
+    args: &[String],
+) -> Option<String> {
+    let mut code = None;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if interpreter.code_options.contains(arg) {
+            code = rest.next().cloned();
+            break;
+        }
+        // `python3 -Sc 'code'`: the code option ends a flag group.
+        let ends_group = interpreter.code_options.iter().any(|o| {
+            o.len() == 2 && arg.starts_with('-') && !arg.starts_with("--") && arg.ends_with(&o[1..])
+        });
+        if ends_group {
+            code = rest.next().cloned();
+            break;
+        }
+    }
+    // `python3 - <<EOF`, `… | perl`: with no code option and no script file, the
+    // interpreter runs its standard input; `awk 'PROGRAM'` takes its code as an operand.
+    let operands = operands_after_options(&interpreter.syntax, args);
+    code.or_else(|| {
+        if interpreter.code_operand {
+            return operands.first().cloned();
+        }
+        let reads_stdin = operands.first().is_none_or(|o| o == "-");
+        match &command.stdin {
+            Stdin::Text(text) if reads_stdin => Some(text.clone()),
+            _ => None,
+        }
+    })
+}
+
+/// Interpreter code that runs programs: each string literal is read as a shell command,
+/// and runs of literals (`["ssh", "atlas"]`) as a program and its arguments.
+pub(crate) fn inline_code(command: &Command, code: &str, out: &mut Vec<Step>) {
+    let literals = string_literals(code);
+    for literal in &literals {
+        out.push(payload(command, literal.clone()));
+    }
+    // Any literal may start an argument list; a bounded number keeps this linear enough.
+    for start in 0..literals.len().min(64) {
+        if literals.len() - start > 1 {
+            let argv: Vec<String> = literals[start..]
+                .iter()
+                .map(|l| shell_words::quote(l).into_owned())
+                .collect();
+            out.push(payload(command, argv.join(" ")));
+        }
+    }
+}
+
+/// The contents of '…', "…" and `…` literals, escapes taken as the next character.
+pub(crate) fn string_literals(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = code.chars().peekable();
+    let mut previous = None;
+    while let Some(c) = chars.next() {
+        // perl's `qx(…)` and ruby's `%x(…)` run their contents, whatever the delimiter.
+        let quote_like = matches!((previous, c), (Some('q'), 'x') | (Some('%'), 'x'));
+        let close = match (c, quote_like) {
+            ('\'' | '"' | '`', _) => Some(c),
+            (_, true) => chars
+                .next_if(|d| !d.is_alphanumeric() && !d.is_whitespace())
+                .map(closing),
+            _ => None,
+        };
+        previous = Some(c);
+        let Some(close) = close else { continue };
+        let mut literal = String::new();
+        while let Some(d) = chars.next() {
+            match d {
+                '\\' => literal.extend(chars.next()),
+                d if d == close => break,
+                d => literal.push(d),
+            }
+        }
+        out.push(literal);
+        previous = None;
+    }
+    out
+}
+
+/// The closing delimiter of a bracketing pair (`(` → `)`); others close themselves.
+pub(crate) fn closing(open: char) -> char {
+    match open {
+        '(' => ')',
+        '[' => ']',
+        '{' => '}',
+        '<' => '>',
+        other => other,
+    }
+}

@@ -1,0 +1,216 @@
+//! Wrappers and payloads → the commands that really run: `sudo -E env X=1 timeout 5 ssh …`
+//! is `ssh …`; `bash -c '…'`, `eval …`, `sh <<EOF`, `find -exec`, `xargs` and interpreters'
+//! inline code hold commands of their own.
+
+mod find;
+mod interpreter;
+mod shell;
+mod xargs;
+
+use crate::argv::{self, Arg, base_name};
+use crate::rules::{Rules, WrapperKind};
+use crate::shell::{Command, UNKNOWN};
+use find::{fd_exec, find_exec};
+pub use interpreter::*;
+use shell::{file_text, stdin_text};
+use xargs::xargs;
+
+/// What a command comes to once its wrappers are taken off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// A program runs with these words (program first).
+    Run(Command),
+    /// Shell source that will be parsed and run: a payload.
+    Shell {
+        source: String,
+        depth: usize,
+        env: Vec<(String, String)>,
+    },
+    /// The program word cannot be known statically.
+    UnknownProgram(Command),
+}
+
+/// Wrappers taken off one command, at most.
+const MAX_WRAPPERS: usize = 64;
+
+/// Takes wrappers off `command` and lists what runs.
+pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
+    // Each turn takes one wrapper off; a word list only shrinks, so this ends. Each turn
+    // also reads the rest of the words, so past a bound (`sudo sudo … ssh`, thousands deep)
+    // the program is not looked for: it cannot be known, which is what the caller is told.
+    for _ in 0..MAX_WRAPPERS {
+        let Some(first) = command.words.first() else {
+            return;
+        };
+        if first.contains(UNKNOWN) {
+            out.push(Step::UnknownProgram(command));
+            return;
+        }
+        let program = base_name(first).to_string();
+        let args: Vec<String> = command.words[1..].to_vec();
+        if let Some(wrapper) = rules.wrapper(&program) {
+            match wrapper.kind {
+                // `systemd-run -H atlas PROGRAM`: a wrapper that is also a guarded program
+                // is checked as itself too.
+                WrapperKind::Prefix if rules.program(&program).is_some() => {
+                    out.push(Step::Run(command.clone()));
+                }
+                WrapperKind::Prefix => {}
+                WrapperKind::Find => return find_exec(rules, &command, &args, out),
+                WrapperKind::Fd => return fd_exec(rules, &command, wrapper, &args, out),
+                WrapperKind::Xargs | WrapperKind::Parallel => {
+                    return xargs(rules, command, wrapper, &args, out);
+                }
+            }
+            // `xterm -geometry 80x24 -e PROGRAM…`: where the option is, the program begins.
+            if !wrapper.command_option.is_empty() {
+                match args.iter().position(|a| wrapper.command_option.contains(a)) {
+                    // `xfce4-terminal -e 'CMD ARGS'`: one word is a command line.
+                    Some(at) if args.len() == at + 2 => {
+                        out.push(payload(&command, args[at + 1].clone()));
+                        return;
+                    }
+                    Some(at) => {
+                        command.words = args[at + 1..].to_vec();
+                        continue;
+                    }
+                    None => return,
+                }
+            }
+            let scanned = argv::scan(&wrapper.syntax, &args);
+            if argv::has(&scanned, &wrapper.inert) {
+                return;
+            }
+            for arg in &scanned {
+                if let Arg::Option {
+                    name,
+                    value: Some(value),
+                } = arg
+                    && (wrapper.shell_option.contains(name) || wrapper.split_option.contains(name))
+                {
+                    out.push(payload(&command, value.clone()));
+                }
+            }
+            if wrapper.shell_operands {
+                // Options are read anywhere: `tmux new -d 'CMD'`, `trap 'CMD' INT TERM`.
+                for source in argv::operands(&scanned) {
+                    out.push(payload(&command, source.to_string()));
+                }
+                return;
+            }
+            if wrapper.no_program {
+                return;
+            }
+            let mut operands = operands_after_options(&wrapper.syntax, &args);
+            if wrapper.assignments {
+                while let Some(first) = operands.first() {
+                    match first.split_once('=') {
+                        Some((name, value)) if is_name(name) => {
+                            command.env.push((name.to_string(), value.to_string()));
+                            operands.remove(0);
+                        }
+                        _ => break,
+                    }
+                }
+            }
+            let operands: Vec<String> = operands.into_iter().skip(wrapper.skip).collect();
+            if wrapper.shell_rest || argv::has(&scanned, &wrapper.shell_flags) {
+                if !operands.is_empty() {
+                    out.push(payload(&command, operands.join(" ")));
+                }
+                return;
+            }
+            command.words = operands;
+            continue;
+        }
+        if program == "eval" {
+            out.push(payload(&command, args.join(" ")));
+            return;
+        }
+        if program == "source" || program == "." {
+            if let Some(text) = args.first().and_then(|path| file_text(&command, path)) {
+                out.push(payload(&command, text));
+            }
+            out.push(Step::Run(command));
+            return;
+        }
+        if let Some(shell) = rules.shell(&program) {
+            let scanned = argv::scan(&shell.syntax, &args);
+            let has_command_flag = scanned.iter().any(|a| matches!(a, Arg::Option { name, .. } if name.len() == 2 && name.ends_with(shell.command_flag)));
+            let mut ops = argv::operands(&scanned);
+            if has_command_flag {
+                if let Some(source) = ops.next() {
+                    out.push(payload(&command, source.to_string()));
+                }
+            } else {
+                let reads_stdin = scanned
+                    .iter()
+                    .any(|a| matches!(a, Arg::Option { name, .. } if name == "-s"));
+                let script = match ops.next() {
+                    // No script file (or `-s`, `-`, `/dev/stdin`): the shell runs its input.
+                    None | Some("-" | "/dev/stdin") => stdin_text(&command),
+                    Some(_) if reads_stdin => stdin_text(&command),
+                    // A script the command itself wrote: `bash <(echo …)`, `echo … > s.sh; sh s.sh`.
+                    Some(path) => file_text(&command, path),
+                };
+                if let Some(text) = script {
+                    out.push(payload(&command, text));
+                }
+            }
+            out.push(Step::Run(command));
+            return;
+        }
+        if let Some(interpreter) = rules.interpreter(&program) {
+            let code = interpreter_code(interpreter, &command, &args);
+            if let Some(code) = code
+                && interpreter
+                    .runs
+                    .iter()
+                    .any(|marker| code.contains(marker.as_str()))
+            {
+                inline_code(&command, &code, out);
+            }
+            out.push(Step::Run(command));
+            return;
+        }
+        out.push(Step::Run(command));
+        return;
+    }
+    // The last wrapper taken off may have been the last word: nothing runs, as below the bound.
+    if !command.words.is_empty() {
+        out.push(Step::UnknownProgram(command));
+    }
+}
+
+fn payload(command: &Command, source: String) -> Step {
+    Step::Shell {
+        source,
+        depth: command.depth + 1,
+        env: command.env.clone(),
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// A wrapper's operands: where its options end, the program begins.
+fn operands_after_options(syntax: &crate::rules::Syntax, args: &[String]) -> Vec<String> {
+    let stop = crate::rules::Syntax {
+        stop_at_operand: true,
+        ..syntax.clone()
+    };
+    argv::operands(&argv::scan(&stop, args))
+        .map(str::to_string)
+        .collect()
+}
+
+fn with_words(command: &Command, words: Vec<String>) -> Command {
+    Command {
+        words,
+        depth: command.depth + 1,
+        ..command.clone()
+    }
+}
