@@ -4,6 +4,7 @@
 use crate::catalog::{self, Catalog, LazyCatalog};
 use crate::config::Paths;
 use crate::decide::{Decision, Guard, Refusal, Rule};
+use crate::error::{Error, exit};
 use crate::hook::{self, Agent};
 use crate::instead::{self, Known, Suggestion};
 use crate::message;
@@ -103,8 +104,8 @@ pub fn fail_closed(detail: &str) -> String {
     message::render(&Refusal::plain(Rule::FailClosed, "", detail), &[])
 }
 
-pub(crate) fn load_rules(paths: &Paths) -> Result<Rules, String> {
-    Rules::load(paths.rules.as_deref()).map_err(|e| e.to_string())
+pub(crate) fn load_rules(paths: &Paths) -> Result<Rules, Error> {
+    Rules::load(paths.rules.as_deref()).map_err(|e| Error::Rules(e.to_string()))
 }
 
 /// Prints a refusal the agent understands and exits 2.
@@ -117,14 +118,10 @@ pub fn refuse(agent: Agent, message: &str, note: Option<&str>) -> i32 {
     if let Some(note) = note {
         let _ = writeln!(err, "{note}");
     }
-    2
+    exit::REFUSE
 }
 
-pub(crate) fn load_catalog(paths: &Paths) -> Result<Catalog, i32> {
-    catalog::load(&paths.catalog).map_err(|errors| {
-        for e in errors {
-            eprintln!("error: {e}");
-        }
-        2
-    })
+pub(crate) fn load_catalog(paths: &Paths) -> Result<Catalog, Error> {
+    catalog::load(&paths.catalog)
+        .map_err(|errors| Error::Catalog(errors.iter().map(ToString::to_string).collect()))
 }

@@ -26,6 +26,7 @@ pub mod commands;
 pub mod config;
 pub mod deadline;
 pub mod decide;
+pub mod error;
 pub mod hook;
 pub mod install;
 pub mod instead;
@@ -88,7 +89,7 @@ pub fn main_with(args: cli::Args) -> i32 {
         (None, Some(agent)) => app::refuse(agent, &session::internal_error_message(), None),
         (None, None) => {
             eprintln!("error: mesh-guard failed inside (an internal error)");
-            2
+            error::exit::ERROR
         }
     }
 }

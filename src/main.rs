@@ -20,7 +20,7 @@ extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc:
         let args = mesh_guard::cli::Args::parse_from(arguments(argc, argv));
         mesh_guard::main_with(args)
     })
-    .unwrap_or(101);
+    .unwrap_or(mesh_guard::error::exit::PANIC);
     // Flushes stdout, as returning from std's `main` would.
     std::process::exit(code)
 }

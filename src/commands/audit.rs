@@ -2,6 +2,7 @@
 
 use crate::cli::{AuditAction, Format};
 use crate::config::Paths;
+use crate::error::exit;
 use crate::record::{Filter, Kind, Store, Verification};
 
 pub struct AuditQuery {
@@ -22,7 +23,7 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
             "mesh-guard: no record yet at {} (nothing has been refused or overridden)",
             paths.db.display()
         );
-        return 0;
+        return exit::OK;
     }
     if let Some(AuditAction::Prune { before }) = &action {
         return prune(paths, before);
@@ -37,11 +38,11 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {}", e.detail());
-            return 2;
+            return exit::ERROR;
         }
     };
     match action {
-        Some(AuditAction::Verify { .. }) | Some(AuditAction::Prune { .. }) => 2,
+        Some(AuditAction::Verify { .. }) | Some(AuditAction::Prune { .. }) => exit::ERROR,
         Some(AuditAction::Export { format: _, after }) => {
             match store.rows_after(after.unwrap_or(0)) {
                 Ok(rows) => {
@@ -50,11 +51,11 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
                         text.push_str(&crate::audit::render_jsonl_line(r));
                     }
                     out!("{text}");
-                    0
+                    exit::OK
                 }
                 Err(e) => {
                     eprintln!("error: {}", e.detail());
-                    2
+                    exit::ERROR
                 }
             }
         }
@@ -72,11 +73,11 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
                     ),
                     _ => out!("{}", crate::audit::render_missing(&shapes)),
                 }
-                0
+                exit::OK
             }
             Err(e) => {
                 eprintln!("error: {}", e.detail());
-                2
+                exit::ERROR
             }
         },
         None => {
@@ -90,7 +91,7 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
                 (Ok(s), Ok(u)) => (s, u),
                 (Err(e), _) | (_, Err(e)) => {
                     eprintln!("error: {e}");
-                    return 2;
+                    return exit::ERROR;
                 }
             };
             let kind = match query.kind.as_deref().map(str::parse::<Kind>).transpose() {
@@ -99,7 +100,7 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
                     eprintln!(
                         "error: unknown kind (expected refusal, override, override-attempt or session-start)"
                     );
-                    return 2;
+                    return exit::ERROR;
                 }
             };
             let filter = Filter {
@@ -119,11 +120,11 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
                         Format::Csv => crate::audit::render_csv(&rows),
                     };
                     out!("{text}");
-                    0
+                    exit::OK
                 }
                 Err(e) => {
                     eprintln!("error: {}", e.detail());
-                    2
+                    exit::ERROR
                 }
             }
         }
@@ -163,7 +164,7 @@ pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
                 "error: cannot read {}: {e}",
                 log.map(|l| l.display().to_string()).unwrap_or_default()
             );
-            return 2;
+            return exit::ERROR;
         }
     };
     let mut broken = false;
@@ -181,7 +182,7 @@ pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
                     paths.db.display()
                 );
                 outln!("intact: 0 rows");
-                return 0;
+                return exit::OK;
             }
             Ok(None) => {}
             Ok(Some(a)) => {
@@ -215,7 +216,7 @@ pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {}", e.detail());
-            return 2;
+            return exit::ERROR;
         }
     };
     let checked = store.verify().and_then(|v| Ok((v, store.check_anchor()?)));
@@ -223,7 +224,7 @@ pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {}", e.detail());
-            return 2;
+            return exit::ERROR;
         }
     };
     let rows = match chain {
@@ -253,7 +254,7 @@ pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
         }
         Err(e) => {
             eprintln!("error: {}", e.detail());
-            return 2;
+            return exit::ERROR;
         }
     }
     if let Some(logged) = &logged {
@@ -261,7 +262,7 @@ pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("error: {}", e.detail());
-                return 2;
+                return exit::ERROR;
             }
         };
         let (stored, checkpoint) = stored;
@@ -288,10 +289,10 @@ pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
         }
     }
     if broken {
-        return 1;
+        return exit::NO;
     }
     outln!("intact: {rows} rows, every hash links to the row before it, and the anchor holds");
-    0
+    exit::OK
 }
 
 /// `audit prune --before T`.
@@ -300,7 +301,7 @@ pub(crate) fn prune(paths: &Paths, before: &str) -> i32 {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
-            return 2;
+            return exit::ERROR;
         }
     };
     let env = std::env::var(crate::record::forward::SYSLOG_VAR).ok();
@@ -319,15 +320,15 @@ pub(crate) fn prune(paths: &Paths, before: &str) -> i32 {
                 row.id,
                 row.hash
             );
-            0
+            exit::OK
         }
         Ok(None) => {
             outln!("nothing older than {before} to prune");
-            0
+            exit::OK
         }
         Err(e) => {
             eprintln!("error: {}", e.detail());
-            2
+            exit::ERROR
         }
     }
 }

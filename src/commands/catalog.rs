@@ -4,13 +4,15 @@ use crate::app::load_rules;
 
 use crate::catalog::{self};
 use crate::config::Paths;
+use crate::error::exit;
 
 pub fn check(paths: &Paths) -> i32 {
     let rules = match load_rules(paths) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
-            return 1;
+            eprintln!("{e}");
+            // Rules that cannot be read make the setup invalid: the command's "no".
+            return exit::NO;
         }
     };
     let guarded = |name: &str| rules.program(name).is_some() || rules.wrapper(name).is_some();
@@ -37,15 +39,15 @@ pub fn check(paths: &Paths) -> i32 {
                         "error: {}: the compiled cache does not match the catalog ({why}); remove it, and find out who wrote it",
                         cache.display()
                     );
-                    1
+                    exit::NO
                 }
                 catalog::CacheState::Agrees => {
                     outln!("compiled cache: matches the catalog");
-                    0
+                    exit::OK
                 }
                 catalog::CacheState::NotInUse(state) => {
                     outln!("compiled cache: {state}");
-                    0
+                    exit::OK
                 }
             }
         }
@@ -53,7 +55,7 @@ pub fn check(paths: &Paths) -> i32 {
             for e in &errors {
                 eprintln!("error: {e}");
             }
-            1
+            exit::NO
         }
     }
 }
@@ -67,13 +69,13 @@ pub fn compile(paths: &Paths) -> i32 {
                 paths.catalog.display(),
                 index.display()
             );
-            0
+            exit::OK
         }
         Err(errors) => {
             for e in &errors {
                 eprintln!("error: {e}");
             }
-            1
+            exit::NO
         }
     }
 }

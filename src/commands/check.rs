@@ -3,6 +3,7 @@
 use crate::app::{decide, load_rules, message_for};
 use crate::config::Paths;
 use crate::decide::{Decision, Guard, PassReason, Refusal, Rule};
+use crate::error::exit;
 use crate::message;
 
 /// The override `check` previews: given on the command line, or the one in force.
@@ -64,8 +65,8 @@ pub fn run(
     let rules = match load_rules(paths) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
-            return 2;
+            eprintln!("{e}");
+            return e.exit_code();
         }
     };
     let catalog = paths.lazy_catalog();
@@ -78,7 +79,7 @@ pub fn run(
         for e in errors {
             eprintln!("error: {e}");
         }
-        return 2;
+        return exit::ERROR;
     }
     let message = message_for(&outcome, hints);
     let (decision, reason, rule, target) = match &outcome.decision {
@@ -145,7 +146,11 @@ pub fn run(
         }
         outln!("\nThe agent would read:\n{message}");
     }
-    if decision == "pass" { 0 } else { 1 }
+    if decision == "pass" {
+        exit::OK
+    } else {
+        exit::NO
+    }
 }
 
 pub(crate) fn refusal_reason(r: &Refusal) -> String {

@@ -5,6 +5,7 @@ mod setup;
 use setup::*;
 
 use crate::config::Paths;
+use crate::error::exit;
 use crate::perm;
 use serde_json::json;
 use std::path::PathBuf;
@@ -266,5 +267,5 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
             }
         );
     }
-    if sound { 0 } else { 1 }
+    if sound { exit::OK } else { exit::NO }
 }

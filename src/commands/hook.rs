@@ -3,6 +3,7 @@
 use crate::app::{decide, fail_closed, load_rules, message_for, refuse};
 use crate::config::Paths;
 use crate::decide::{Decision, Refusal, Rule};
+use crate::error::exit;
 use crate::hook::{self, Action, AgentChoice};
 use crate::message;
 use std::io::Read;
@@ -55,14 +56,14 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
                     let message = message::render(&refusal, &[]);
                     crate::session::answer_refusal(paths, &event, &refusal, &[], &message)
                 }
-                None => 0,
+                None => exit::OK,
             };
         }
-        Action::Other => return 0,
+        Action::Other => return exit::OK,
     };
     let outcome = decide(paths, &rules, &catalog, &command, cwd);
     match &outcome.decision {
-        Decision::Pass(_) => 0,
+        Decision::Pass(_) => exit::OK,
         Decision::Refuse(refusal) => crate::session::answer_refusal(
             paths,
             &event,

@@ -5,18 +5,22 @@ use crate::app::load_catalog;
 use crate::catalog::Catalog;
 use crate::cli::TableFormat;
 use crate::config::Paths;
+use crate::error::exit;
 
 pub fn run(paths: &Paths, format: TableFormat, mcp: bool) -> i32 {
     let catalog = match load_catalog(paths) {
         Ok(c) => c,
-        Err(code) => return code,
+        Err(e) => {
+            eprintln!("{e}");
+            return e.exit_code();
+        }
     };
     out!("{}", instead_of_table(&catalog, format));
     // JSON stays a list of rows for programs; the markdown is for an agent to read.
     if mcp && format == TableFormat::Markdown {
         outln!("\n{INSTEAD_OF_SEARCH}");
     }
-    0
+    exit::OK
 }
 
 /// Under the table, where the agent has the MCP server.

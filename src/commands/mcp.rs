@@ -9,6 +9,7 @@
 use crate::catalog::{self, Catalog};
 use crate::cli::TableFormat;
 use crate::config::Paths;
+use crate::error::exit;
 use crate::rules::Rules;
 use crate::search;
 use serde_json::{Value, json};
@@ -40,7 +41,7 @@ pub fn serve(paths: &Paths) -> i32 {
             .take(MAX_LINE_BYTES + 1)
             .read_until(b'\n', &mut line)
         {
-            Ok(0) | Err(_) => return 0,
+            Ok(0) | Err(_) => return exit::OK,
             Ok(_) => {}
         }
         if line.len() as u64 > MAX_LINE_BYTES && !line.ends_with(b"\n") {
@@ -63,7 +64,7 @@ pub fn serve(paths: &Paths) -> i32 {
         if let Some(reply) = reply
             && (writeln!(output, "{reply}").is_err() || output.flush().is_err())
         {
-            return 0;
+            return exit::OK;
         }
     }
 }

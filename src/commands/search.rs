@@ -3,26 +3,16 @@
 use crate::app::{load_catalog, load_rules};
 
 use crate::config::Paths;
+use crate::error::{Error, exit};
 
 /// Exit 0 when a tool was found, 1 when none was: "one must be created" and "nothing
 /// needs replacing" both list no tool (decision 0013); the text and `--json` tell them apart.
 pub fn run(paths: &Paths, source: &str, json: bool) -> i32 {
-    let catalog = match load_catalog(paths) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let rules = match load_rules(paths) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return 2;
-        }
-    };
-    let answer = match crate::search::search(&catalog, &rules, source) {
+    let answer = match answer(paths, source) {
         Ok(answer) => answer,
-        Err(why) => {
-            eprintln!("error: {why}");
-            return 2;
+        Err(e) => {
+            eprintln!("{e}");
+            return e.exit_code();
         }
     };
     if json {
@@ -31,7 +21,13 @@ pub fn run(paths: &Paths, source: &str, json: bool) -> i32 {
         out!("{}", answer.to_text(source));
     }
     match answer {
-        crate::search::Answer::Found(_) => 0,
-        _ => 1,
+        crate::search::Answer::Found(_) => exit::OK,
+        _ => exit::NO,
     }
+}
+
+fn answer(paths: &Paths, source: &str) -> Result<crate::search::Answer, Error> {
+    let catalog = load_catalog(paths)?;
+    let rules = load_rules(paths)?;
+    crate::search::search(&catalog, &rules, source).map_err(Error::Input)
 }

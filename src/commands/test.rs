@@ -5,6 +5,7 @@
 use crate::app::{Outcome, decide};
 use crate::config::Paths;
 use crate::decide::{Decision, PassReason, Rule};
+use crate::error::exit;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -57,7 +58,7 @@ pub fn run(paths: &Paths, files: &[PathBuf]) -> i32 {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
-            return 2;
+            return exit::ERROR;
         }
     };
     let catalog = paths.lazy_catalog();
@@ -72,7 +73,7 @@ pub fn run(paths: &Paths, files: &[PathBuf]) -> i32 {
             for e in errors {
                 eprintln!("error: {e}");
             }
-            return 2;
+            return exit::ERROR;
         }
         if let Some(why) = failure(case, &outcome) {
             failed += 1;
@@ -87,11 +88,11 @@ pub fn run(paths: &Paths, files: &[PathBuf]) -> i32 {
         if failed == 1 { "fails" } else { "fail" }
     );
     if bad {
-        2
+        exit::ERROR
     } else if failed > 0 {
-        1
+        exit::NO
     } else {
-        0
+        exit::OK
     }
 }
 

@@ -10,6 +10,7 @@ use system::*;
 pub(crate) mod settings;
 use settings::*;
 
+use crate::error::exit;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -204,11 +205,11 @@ fn finish(result: Result<Vec<String>, String>) -> i32 {
             for line in lines {
                 outln!("{line}");
             }
-            0
+            exit::OK
         }
         Err(e) => {
             eprintln!("error: {e}");
-            2
+            exit::ERROR
         }
     }
 }
