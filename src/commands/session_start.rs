@@ -4,6 +4,7 @@ use crate::cli::TableFormat;
 use crate::commands::instead_of::instead_of_table;
 use crate::config::Paths;
 use crate::decide::Rule;
+use crate::error::exit;
 use crate::hook::AgentChoice;
 use crate::record::{Event as Row, Kind};
 use crate::session::{
@@ -24,7 +25,7 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
             .to_string()
     };
     let agent = choice.fallback().name();
-    let mut code = 0;
+    let mut code = exit::OK;
     // A session whose override (or guard variable) a file the agent can write also sets
     // is recorded as an attempt, not as the operator's start (decision 0008).
     let cwd = Some(std::path::PathBuf::from(field("cwd"))).filter(|p| p.is_absolute());
@@ -74,7 +75,7 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
             eprintln!(
                 "mesh-guard: the session's override could not be recorded ({e}); it will not be honoured"
             );
-            code = 0;
+            code = exit::OK;
         }
     }
     let catalog = crate::catalog::load(&paths.catalog).ok();
@@ -92,6 +93,9 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
         ),
         None => "This machine's shell commands are checked by mesh-guard: use the mesh's own tools for its machines, containers and units, not ssh, docker or journalctl.".to_string(),
     };
-    outln!("{}", crate::hook::session_start(&context));
+    outln!(
+        "{}",
+        crate::hook::session_start(choice.fallback(), &context)
+    );
     code
 }

@@ -1,6 +1,12 @@
 //! Agents' hook wire formats: the event each agent CLI sends before a tool runs, and the
 //! refusal it understands. The only module that knows them (docs/agents/ has the sources).
 
+mod claude;
+mod codex;
+mod copilot;
+mod cursor;
+mod gemini;
+
 use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -87,18 +93,15 @@ pub fn parse(choice: AgentChoice, input: &[u8]) -> Result<Event, String> {
             .to_string()
     };
     let action = match agent {
-        Agent::Claude | Agent::Codex | Agent::CopilotClaudeStyle => tool_call(&json, &CLAUDE)?,
-        Agent::Gemini => tool_call(&json, &GEMINI)?,
-        Agent::Copilot => tool_call(&json, &COPILOT)?,
-        Agent::Cursor => cursor(&json)?,
+        Agent::Claude | Agent::CopilotClaudeStyle => tool_call(&json, &claude::TOOLS)?,
+        Agent::Codex => tool_call(&json, &codex::TOOLS)?,
+        Agent::Gemini => tool_call(&json, &gemini::TOOLS)?,
+        Agent::Copilot => tool_call(&json, &copilot::TOOLS)?,
+        Agent::Cursor => cursor::action(&json)?,
     };
     let session_id = match agent {
-        Agent::Copilot => field("sessionId"),
-        Agent::Cursor => json
-            .get("conversation_id")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| field("session_id")),
+        Agent::Copilot => field(copilot::SESSION_ID),
+        Agent::Cursor => cursor::session_id(&json).unwrap_or_else(|| field("session_id")),
         _ => field("session_id"),
     };
     Ok(Event {
@@ -187,33 +190,6 @@ struct Tools {
     writers: &'static [&'static str],
 }
 
-/// Claude Code, Codex (which maps its shell tools to `Bash`), Copilot's Claude-style payload.
-const CLAUDE: Tools = Tools {
-    name: "tool_name",
-    input: "tool_input",
-    shell: &["Bash", "shell", "local_shell", "exec_command"],
-    writers: &["Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"],
-};
-const GEMINI: Tools = Tools {
-    name: "tool_name",
-    input: "tool_input",
-    shell: &["run_shell_command"],
-    writers: &["write_file", "replace"],
-};
-const COPILOT: Tools = Tools {
-    name: "toolName",
-    input: "toolArgs",
-    shell: &["bash", "powershell"],
-    writers: &["create", "edit", "apply_patch"],
-};
-/// Cursor's generic `preToolUse`.
-const CURSOR: Tools = Tools {
-    name: "tool_name",
-    input: "tool_input",
-    shell: &["Shell"],
-    writers: &["Write", "Edit", "Delete"],
-};
-
 fn tool_call(json: &Value, tools: &Tools) -> Result<Action, String> {
     let tool = json
         .get(tools.name)
@@ -266,42 +242,27 @@ fn write_of(input: Option<&Value>) -> Action {
     Action::WriteFile { path, content }
 }
 
-fn cursor(json: &Value) -> Result<Action, String> {
-    match json.get("hook_event_name").and_then(Value::as_str) {
-        Some("beforeShellExecution") => command_of(Some(json), "beforeShellExecution"),
-        Some("preToolUse") => tool_call(json, &CURSOR),
-        Some("beforeMCPExecution" | "beforeReadFile") => Ok(Action::Other),
-        _ => Err("the event is not a Cursor event mesh-guard reads".into()),
+/// The SessionStart answer: the context an agent is given when a session starts, in that
+/// agent's own form.
+pub fn session_start(agent: Agent, context: &str) -> String {
+    match agent {
+        Agent::Claude => claude::session_start(context),
+        Agent::Codex => codex::session_start(context),
+        Agent::Gemini => gemini::session_start(context),
+        Agent::Copilot | Agent::CopilotClaudeStyle => copilot::session_start(context),
+        Agent::Cursor => cursor::session_start(context),
     }
-}
-
-/// The SessionStart answer: the context an agent is given when a session starts, in
-/// Claude's form, which every agent is given today.
-pub fn session_start(context: &str) -> String {
-    serde_json::json!({
-        "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": context }
-    })
-    .to_string()
 }
 
 /// The refusal as the agent reads it on stdout (stderr carries the message too; the exit
 /// code is 2 for every agent: docs/agents/).
 pub fn deny(agent: Agent, message: &str) -> String {
     let json = match agent {
-        Agent::Claude | Agent::Codex | Agent::CopilotClaudeStyle => serde_json::json!({
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": message,
-            }
-        }),
-        Agent::Gemini => serde_json::json!({ "decision": "deny", "reason": message }),
-        Agent::Copilot => {
-            serde_json::json!({ "permissionDecision": "deny", "permissionDecisionReason": message })
-        }
-        Agent::Cursor => {
-            serde_json::json!({ "permission": "deny", "user_message": message, "agent_message": message })
-        }
+        Agent::Claude | Agent::CopilotClaudeStyle => claude::deny(message),
+        Agent::Codex => codex::deny(message),
+        Agent::Gemini => gemini::deny(message),
+        Agent::Copilot => copilot::deny(message),
+        Agent::Cursor => cursor::deny(message),
     };
     json.to_string()
 }

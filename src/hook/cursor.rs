@@ -1,0 +1,38 @@
+//! Cursor's wire format: its own events (`beforeShellExecution`, `preToolUse`, …) and a
+//! `permission` answer with a message for the user and one for the agent.
+
+use super::{Action, Tools, claude, command_of, tool_call};
+use serde_json::Value;
+
+/// Cursor's generic `preToolUse`.
+const TOOLS: Tools = Tools {
+    name: "tool_name",
+    input: "tool_input",
+    shell: &["Shell"],
+    writers: &["Write", "Edit", "Delete"],
+};
+
+pub(super) fn action(json: &Value) -> Result<Action, String> {
+    match json.get("hook_event_name").and_then(Value::as_str) {
+        Some("beforeShellExecution") => command_of(Some(json), "beforeShellExecution"),
+        Some("preToolUse") => tool_call(json, &TOOLS),
+        Some("beforeMCPExecution" | "beforeReadFile") => Ok(Action::Other),
+        _ => Err("the event is not a Cursor event mesh-guard reads".into()),
+    }
+}
+
+/// Cursor names the session a conversation; older events say `session_id`.
+pub(super) fn session_id(json: &Value) -> Option<String> {
+    json.get("conversation_id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+pub(super) fn deny(message: &str) -> Value {
+    serde_json::json!({ "permission": "deny", "user_message": message, "agent_message": message })
+}
+
+/// Claude's form, which every agent is given at SessionStart today.
+pub(super) fn session_start(context: &str) -> String {
+    claude::session_start(context)
+}
