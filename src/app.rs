@@ -9,7 +9,6 @@ use crate::hook::{self, Agent};
 use crate::instead::{self, Known, Suggestion};
 use crate::message;
 use crate::rules::Rules;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// A decision and everything the answer needs.
@@ -110,13 +109,11 @@ pub(crate) fn load_rules(paths: &Paths) -> Result<Rules, Error> {
 
 /// Prints a refusal the agent understands and exits 2.
 pub fn refuse(agent: Agent, message: &str, note: Option<&str>) -> i32 {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", hook::deny(agent, message));
-    let _ = out.flush();
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{message}");
+    outln!("{}", hook::deny(agent, message));
+    let _ = crate::io::flush_out();
+    errln!("{message}");
     if let Some(note) = note {
-        let _ = writeln!(err, "{note}");
+        errln!("{note}");
     }
     exit::REFUSE
 }

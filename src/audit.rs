@@ -12,7 +12,7 @@ pub const DEFAULT_WIDTH: usize = 100;
 
 /// The terminal width from `COLUMNS`, else [`DEFAULT_WIDTH`].
 pub fn terminal_width() -> usize {
-    width_from(std::env::var("COLUMNS").ok().as_deref())
+    width_from(crate::io::var("COLUMNS").ok().as_deref())
 }
 
 /// The width a `COLUMNS` value gives.

@@ -24,6 +24,31 @@ pub struct Args {
     pub command: Command,
 }
 
+impl Args {
+    /// Parses `args` (without the program's name) for an in-process call (`crate::run`): the
+    /// paths' variables are read from the environment `run` was given, not the process's.
+    pub fn parse_in(args: Vec<std::ffi::OsString>) -> Result<Args, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let no_env = |arg: clap::Arg| arg.env(None);
+        let command = Args::command()
+            .mut_arg("catalog", no_env)
+            .mut_arg("db", no_env)
+            .mut_arg("rules", no_env);
+        let mut args = Args::from_arg_matches(
+            &command.try_get_matches_from(std::iter::once("mesh-guard".into()).chain(args))?,
+        )?;
+        let var = |name| {
+            crate::io::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        args.catalog = args.catalog.or_else(|| var("MESH_GUARD_CATALOG"));
+        args.db = args.db.or_else(|| var("MESH_GUARD_DB"));
+        args.rules = args.rules.or_else(|| var("MESH_GUARD_RULES"));
+        Ok(args)
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Read one hook event on stdin and answer in the agent's protocol (exit 0 pass, 2 refuse)

@@ -70,7 +70,7 @@ impl Paths {
             crate::catalog::compiled_index_for(&self.catalog),
         ];
         paths.extend(self.rules.as_ref().map(|r| absolute(r)));
-        if let Some(plugin) = std::env::var_os("CLAUDE_PLUGIN_ROOT").filter(|p| !p.is_empty()) {
+        if let Some(plugin) = crate::io::var_os("CLAUDE_PLUGIN_ROOT").filter(|p| !p.is_empty()) {
             paths.push(absolute(&PathBuf::from(plugin)));
         }
         // The default places are the guard's even when flags point elsewhere: a record or
@@ -82,9 +82,9 @@ impl Paths {
         // The agents' own hook settings and plugins (the binary is added when first needed):
         // the user's, and the project's at the working directory and every directory above
         // it (the project root may be any of them).
-        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let home = crate::io::var_os("HOME").map(PathBuf::from);
         let var = |name: &str| {
-            std::env::var_os(name)
+            crate::io::var_os(name)
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from)
         };

@@ -1,19 +1,27 @@
 //! mesh-guard: keeps AI coding agents on a mesh's own tools.
 
-/// Prints a line on stdout, ignoring a closed pipe (`mesh-guard audit | head` is not an
-/// error, and must not panic).
+/// Prints a line on stdout (`io`: the process's, or the one `run` was given), ignoring a
+/// closed pipe (`mesh-guard audit | head` is not an error, and must not panic).
 macro_rules! outln {
+    () => {{
+        let _ = $crate::io::write_out(format_args!("\n"));
+    }};
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
+        let _ = $crate::io::write_out(format_args!("{}\n", format_args!($($arg)*)));
     }};
 }
 
 /// As `outln!`, without the newline.
 macro_rules! out {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stdout(), $($arg)*);
+        let _ = $crate::io::write_out(format_args!($($arg)*));
+    }};
+}
+
+/// As `outln!`, on stderr.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        let _ = $crate::io::write_err(format_args!("{}\n", format_args!($($arg)*)));
     }};
 }
 pub mod app;
@@ -30,6 +38,7 @@ pub mod error;
 pub mod hook;
 pub mod install;
 pub mod instead;
+pub mod io;
 pub mod message;
 pub mod ondisk;
 pub mod perm;
@@ -59,10 +68,7 @@ fn hook_deadline() -> std::time::Duration {
 /// Runs a command so that every way it can fail still gives a clear answer: a panic or a
 /// hang in `hook` becomes a refusal (exit 2), never a silent pass.
 pub fn main_with(args: cli::Args) -> i32 {
-    let hook_agent = match &args.command {
-        cli::Command::Hook { agent, .. } => Some(agent.fallback()),
-        _ => None,
-    };
+    let hook_agent = hook_agent(&args);
     if let Some(agent) = hook_agent {
         // A panic's own report would be noise to the agent; the refusal below says it.
         std::panic::set_hook(Box::new(|_| {}));
@@ -79,6 +85,46 @@ pub fn main_with(args: cli::Args) -> i32 {
                 });
         }
     }
+    answer(args, hook_agent)
+}
+
+/// Runs the program in this process, on `io` instead of the process's stdin, stdout, stderr
+/// and environment: the whole program as a test calls it, without spawning. The hook's
+/// deadline is not armed (it ends the process; the spawn tests check it), and the working
+/// directory is still the process's. `args` are without the program's name.
+pub fn run<I, T>(args: I, io: io::Io) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    io::with(io, || match cli::Args::parse_in(args) {
+        Ok(args) => {
+            let hook_agent = hook_agent(&args);
+            answer(args, hook_agent)
+        }
+        Err(e) => {
+            let text = e.render().to_string();
+            if e.use_stderr() {
+                errln!("{}", text.trim_end());
+            } else {
+                outln!("{}", text.trim_end());
+            }
+            e.exit_code()
+        }
+    })
+}
+
+/// The agent whose protocol a hook call answers in before its event is read.
+fn hook_agent(args: &cli::Args) -> Option<hook::Agent> {
+    match &args.command {
+        cli::Command::Hook { agent, .. } => Some(agent.fallback()),
+        _ => None,
+    }
+}
+
+/// The command's exit code, or the refusal (hook) or error for a panic inside it.
+fn answer(args: cli::Args, hook_agent: Option<hook::Agent>) -> i32 {
     // The work runs on the main thread: its stack (8 MiB by default) holds the walk, whose
     // depth the parser bounds (decision 0001), and a thread of its own would cost every
     // hook call a spawn (docs/performance.md).
@@ -88,7 +134,7 @@ pub fn main_with(args: cli::Args) -> i32 {
         (Some(code), _) => code,
         (None, Some(agent)) => app::refuse(agent, &session::internal_error_message(), None),
         (None, None) => {
-            eprintln!("error: mesh-guard failed inside (an internal error)");
+            errln!("error: mesh-guard failed inside (an internal error)");
             error::exit::ERROR
         }
     }

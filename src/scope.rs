@@ -31,7 +31,7 @@ pub struct Scope {
 
 /// The scope in this process's environment: `None` when unset, `Some(Err)` when malformed.
 pub fn from_env() -> Option<Result<Scope, String>> {
-    std::env::var_os(SCOPE_VAR).map(|v| parse(&v.to_string_lossy()))
+    crate::io::var_os(SCOPE_VAR).map(|v| parse(&v.to_string_lossy()))
 }
 
 /// Reads `machine:NAME module:NAME rule:ID until:TIME`, space-separated.

@@ -11,7 +11,7 @@ use crate::record::{Event as Row, Kind};
 /// The operator's override reason, from this process's environment: the environment the
 /// agent session was started with. Never from the command or a file (decision 0003).
 pub fn override_reason() -> Option<String> {
-    std::env::var(OVERRIDE_VAR)
+    crate::io::var(OVERRIDE_VAR)
         .ok()
         .map(|r| r.trim().to_string())
         .filter(|r| !r.is_empty())
@@ -31,7 +31,7 @@ pub(crate) fn row(kind: Kind, event: &Event, command: &str) -> Row {
 /// `[record] syslog` only when `MESH_GUARD_SYSLOG` does not decide.
 pub(crate) fn append(paths: &Paths, row: &Row) -> Result<(), crate::record::RecordError> {
     let env_decides =
-        std::env::var_os(crate::record::forward::SYSLOG_VAR).is_some_and(|v| !v.is_empty());
+        crate::io::var_os(crate::record::forward::SYSLOG_VAR).is_some_and(|v| !v.is_empty());
     let catalog = (!env_decides).then(|| paths.lazy_catalog());
     let setting = catalog
         .as_ref()
@@ -173,7 +173,7 @@ pub fn answer_refusal(
 
 /// The override's scope as the record keeps it: as the operator wrote it, even malformed.
 pub(crate) fn scope_text() -> String {
-    std::env::var_os(crate::scope::SCOPE_VAR)
+    crate::io::var_os(crate::scope::SCOPE_VAR)
         .map(|v| v.to_string_lossy().chars().take(1000).collect())
         .unwrap_or_default()
 }
@@ -216,7 +216,7 @@ pub(crate) fn event_cwd(event: &Event) -> Option<std::path::PathBuf> {
 /// What the record says of a planted variable: where it came from, and its value (the
 /// agent's own words, never shown as the operator's reason).
 pub(crate) fn planted_reason(planted: &crate::protect::usetime::Planted) -> String {
-    let value = std::env::var(planted.variable).unwrap_or_default();
+    let value = crate::io::var(planted.variable).unwrap_or_default();
     format!(
         "not honoured: {} is also set by {}, a file the agent can write; value: {}",
         planted.variable,
@@ -279,7 +279,7 @@ pub(crate) fn trusted_paths(
     let db_planted = planted.variable == "MESH_GUARD_DB"
         || crate::protect::usetime::find(&["MESH_GUARD_DB"], cwd).is_some();
     let planted_db = db_planted
-        && std::env::var_os("MESH_GUARD_DB").is_some_and(|v| std::path::Path::new(&v) == paths.db);
+        && crate::io::var_os("MESH_GUARD_DB").is_some_and(|v| std::path::Path::new(&v) == paths.db);
     if planted_db {
         Paths {
             db: Paths::resolve(None, None, None).db,

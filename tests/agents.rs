@@ -2,17 +2,12 @@
 //! shaped as in docs/agents/): the refusal in that agent's deny format, a pass, other tools,
 //! malformed input, auto-detection and the record's `agent` column.
 
-use std::io::Write;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
+use common::Output as Run;
 use serde_json::{Value, json};
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -23,27 +18,12 @@ fn fixture(path: &str) -> Vec<u8> {
 }
 
 fn mesh_guard(args: &[&str], db: &Path, stdin: &[u8]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mesh-guard"))
-        .args(args)
-        .env("MESH_GUARD_CATALOG", root().join("examples/catalog.toml"))
-        .env("MESH_GUARD_DB", db)
-        .env_remove("MESH_GUARD_OVERRIDE")
-        .env_remove("MESH_GUARD_RULES")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    let out = child.wait_with_output().unwrap();
-    Run {
-        code: out
-            .status
-            .code()
-            .expect("mesh-guard was killed by a signal"),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
+    let catalog = root().join("examples/catalog.toml");
+    common::call(
+        args,
+        &[("MESH_GUARD_CATALOG", &catalog), ("MESH_GUARD_DB", db)],
+        stdin,
+    )
 }
 
 fn hook(agent: &str, db: &Path, event: &[u8]) -> Run {

@@ -42,7 +42,7 @@ replaces = ["journalctl"]
 
 fn check(catalog: &std::path::Path, command: &str) -> serde_json::Value {
     let dir = Scratch::new("instead-check");
-    let out = run(
+    let out = call(
         &["check", "--json", command],
         &[
             ("MESH_GUARD_CATALOG", catalog),
@@ -207,7 +207,7 @@ replaces = ["systemctl restart <unit>"]
 fn search_ranks_and_says_why() {
     let env = [("MESH_GUARD_CATALOG", example_catalog())];
     let env: Vec<_> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
-    let out = run(
+    let out = call(
         &[
             "search",
             "ssh",
@@ -230,7 +230,7 @@ fn search_ranks_and_says_why() {
         first.contains("replaces `ssh <machine> journalctl`"),
         "{first}"
     );
-    let out = run(&["search", "docker kill mesh-controller"], &env, b"");
+    let out = call(&["search", "docker kill mesh-controller"], &env, b"");
     assert_eq!(out.code, 1);
     assert!(out.stdout.contains("one must be created"));
 }
@@ -239,7 +239,7 @@ fn search_ranks_and_says_why() {
 fn instead_of_table_in_markdown_and_json() {
     let env = [("MESH_GUARD_CATALOG", example_catalog())];
     let env: Vec<_> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
-    let md = run(&["instead-of"], &env, b"");
+    let md = call(&["instead-of"], &env, b"");
     assert_eq!(md.code, 0);
     assert!(
         md.stdout
@@ -251,7 +251,7 @@ fn instead_of_table_in_markdown_and_json() {
         "{}",
         md.stdout
     );
-    let json = run(&["instead-of", "--format", "json"], &env, b"");
+    let json = call(&["instead-of", "--format", "json"], &env, b"");
     let list: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert!(
         list.as_array()
@@ -270,7 +270,7 @@ fn catalog_check_names_file_and_line() {
     );
     dir.write("mesh/a.toml", "version = 1\n[forge]\nmachine = \"nowhere\"\ngit_user = \"git\"\n[mesh]\nnetworks = [\"10.0.0.0/33\"]\n");
     let _ = catalog;
-    let out = run(
+    let out = call(
         &["catalog", "check"],
         &[("MESH_GUARD_CATALOG", &dir.path("mesh"))],
         b"",
@@ -294,7 +294,7 @@ fn catalog_check_names_file_and_line() {
         "{}",
         out.stderr
     );
-    let out = run(
+    let out = call(
         &["catalog", "check"],
         &[("MESH_GUARD_CATALOG", &example_catalog())],
         b"",
@@ -304,7 +304,7 @@ fn catalog_check_names_file_and_line() {
         "unknown.toml",
         "version = 1\n[[machine]]\nname = \"a\"\nalias = [\"b\"]\n",
     );
-    let out = run(
+    let out = call(
         &["catalog", "check"],
         &[("MESH_GUARD_CATALOG", &unknown)],
         b"",
@@ -322,7 +322,7 @@ fn catalog_check_names_file_and_line() {
 fn search_json_and_nothing_to_replace() {
     let env = [("MESH_GUARD_CATALOG", example_catalog())];
     let env: Vec<_> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
-    let out = run(&["search", "ls"], &env, b"");
+    let out = call(&["search", "ls"], &env, b"");
     assert_eq!(out.code, 1);
     assert!(
         out.stdout.contains("Nothing needs replacing"),
@@ -331,14 +331,14 @@ fn search_json_and_nothing_to_replace() {
     );
     assert!(!out.stdout.contains("one must be created"));
 
-    let out = run(&["search", "--json", "ssh atlas uptime"], &env, b"");
+    let out = call(&["search", "--json", "ssh atlas uptime"], &env, b"");
     assert_eq!(out.code, 0);
     let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(json["outcome"], "found");
     assert_eq!(json["tools"][0]["usage"], "mesh exec atlas -- uptime");
     assert_eq!(json["tools"][0]["tool"], "exec");
 
-    let out = run(
+    let out = call(
         &["search", "--json", "docker kill mesh-controller"],
         &env,
         b"",
@@ -348,7 +348,7 @@ fn search_json_and_nothing_to_replace() {
     assert_eq!(json["outcome"], "create");
     assert_eq!(json["shape"], "docker kill <container>");
 
-    let out = run(&["search", "--json", "ls"], &env, b"");
+    let out = call(&["search", "--json", "ls"], &env, b"");
     let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(json["outcome"], "nothing");
 }
@@ -364,8 +364,8 @@ fn the_refusal_mentions_mesh_search_only_with_the_server() {
     ];
     let env: Vec<_> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
     let event = bash_event("ssh atlas journalctl -u mesh-controller");
-    let with = run(&["hook", "--agent", "claude", "--mcp"], &env, &event);
-    let without = run(&["hook", "--agent", "claude"], &env, &event);
+    let with = call(&["hook", "--agent", "claude", "--mcp"], &env, &event);
+    let without = call(&["hook", "--agent", "claude"], &env, &event);
     assert_eq!((with.code, without.code), (2, 2));
     let (with, without) = (claude_denial(&with.stdout), claude_denial(&without.stdout));
     assert_eq!(
@@ -374,8 +374,8 @@ fn the_refusal_mentions_mesh_search_only_with_the_server() {
     );
     assert!(!without.contains("mesh_search"), "{without}");
     assert!(with.chars().count() < 1000);
-    let md = run(&["instead-of", "--mcp"], &env, b"");
+    let md = call(&["instead-of", "--mcp"], &env, b"");
     assert!(md.stdout.contains("`mesh_search`"), "{}", md.stdout);
-    let plain = run(&["instead-of"], &env, b"");
+    let plain = call(&["instead-of"], &env, b"");
     assert!(!plain.stdout.contains("mesh_search"));
 }

@@ -19,7 +19,7 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
         return verify(paths, log.as_deref());
     }
     if !paths.db.exists() {
-        eprintln!(
+        errln!(
             "mesh-guard: no record yet at {} (nothing has been refused or overridden)",
             paths.db.display()
         );
@@ -37,7 +37,7 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
     let store = match store {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {}", e.detail());
+            errln!("error: {}", e.detail());
             return exit::ERROR;
         }
     };
@@ -54,7 +54,7 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
                     exit::OK
                 }
                 Err(e) => {
-                    eprintln!("error: {}", e.detail());
+                    errln!("error: {}", e.detail());
                     exit::ERROR
                 }
             }
@@ -76,7 +76,7 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
                 exit::OK
             }
             Err(e) => {
-                eprintln!("error: {}", e.detail());
+                errln!("error: {}", e.detail());
                 exit::ERROR
             }
         },
@@ -90,14 +90,14 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
             let (since_ms, until_ms) = match (parse(&query.since), parse(&query.until)) {
                 (Ok(s), Ok(u)) => (s, u),
                 (Err(e), _) | (_, Err(e)) => {
-                    eprintln!("error: {e}");
+                    errln!("error: {e}");
                     return exit::ERROR;
                 }
             };
             let kind = match query.kind.as_deref().map(str::parse::<Kind>).transpose() {
                 Ok(k) => k,
                 Err(_) => {
-                    eprintln!(
+                    errln!(
                         "error: unknown kind (expected refusal, override, override-attempt or session-start)"
                     );
                     return exit::ERROR;
@@ -123,7 +123,7 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
                     exit::OK
                 }
                 Err(e) => {
-                    eprintln!("error: {}", e.detail());
+                    errln!("error: {}", e.detail());
                     exit::ERROR
                 }
             }
@@ -150,7 +150,7 @@ pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
                 .cloned()
                 .collect();
             if mine.is_empty() && !all.is_empty() {
-                eprintln!(
+                errln!(
                     "mesh-guard: no event in the log names {ours}; comparing all {} mesh-guard events",
                     all.len()
                 );
@@ -160,7 +160,7 @@ pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
             }
         }
         Some(Err(e)) => {
-            eprintln!(
+            errln!(
                 "error: cannot read {}: {e}",
                 log.map(|l| l.display().to_string()).unwrap_or_default()
             );
@@ -177,7 +177,7 @@ pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
         };
         match found {
             Ok(None) if logged.as_ref().is_none_or(|l| l.is_empty()) => {
-                eprintln!(
+                errln!(
                     "mesh-guard: no record yet at {} and no anchor (nothing recorded, or both deleted)",
                     paths.db.display()
                 );
@@ -215,7 +215,7 @@ pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
     let store = match store {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {}", e.detail());
+            errln!("error: {}", e.detail());
             return exit::ERROR;
         }
     };
@@ -223,7 +223,7 @@ pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
     let (chain, anchored) = match checked {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: {}", e.detail());
+            errln!("error: {}", e.detail());
             return exit::ERROR;
         }
     };
@@ -253,7 +253,7 @@ pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
             broken = true;
         }
         Err(e) => {
-            eprintln!("error: {}", e.detail());
+            errln!("error: {}", e.detail());
             return exit::ERROR;
         }
     }
@@ -261,7 +261,7 @@ pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
         let stored = match store.hashes().and_then(|h| Ok((h, store.checkpoint()?))) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("error: {}", e.detail());
+                errln!("error: {}", e.detail());
                 return exit::ERROR;
             }
         };
@@ -300,11 +300,11 @@ pub(crate) fn prune(paths: &Paths, before: &str) -> i32 {
     let before_ms = match crate::audit::parse_time(before, crate::record::now_ms()) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return exit::ERROR;
         }
     };
-    let env = std::env::var(crate::record::forward::SYSLOG_VAR).ok();
+    let env = crate::io::var(crate::record::forward::SYSLOG_VAR).ok();
     let catalog = paths.lazy_catalog();
     let setting = catalog
         .get()
@@ -327,7 +327,7 @@ pub(crate) fn prune(paths: &Paths, before: &str) -> i32 {
             exit::OK
         }
         Err(e) => {
-            eprintln!("error: {}", e.detail());
+            errln!("error: {}", e.detail());
             exit::ERROR
         }
     }

@@ -10,7 +10,7 @@ pub fn check(paths: &Paths) -> i32 {
     let rules = match load_rules(paths) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{e}");
+            errln!("{e}");
             // Rules that cannot be read make the setup invalid: the command's "no".
             return exit::NO;
         }
@@ -19,7 +19,7 @@ pub fn check(paths: &Paths) -> i32 {
     match catalog::check(&paths.catalog, &guarded) {
         Ok((c, warnings)) => {
             for w in &warnings {
-                eprintln!("warning: {w}");
+                errln!("warning: {w}");
             }
             let count = |n: usize, one: &str, many: &str| {
                 format!("{n} {}", if n == 1 { one } else { many })
@@ -35,7 +35,7 @@ pub fn check(paths: &Paths) -> i32 {
             let cache = catalog::cache_file_for(&paths.cache_dir(), &paths.catalog);
             match catalog::check_cache(&paths.catalog, &cache) {
                 catalog::CacheState::Disagrees(why) => {
-                    eprintln!(
+                    errln!(
                         "error: {}: the compiled cache does not match the catalog ({why}); remove it, and find out who wrote it",
                         cache.display()
                     );
@@ -53,7 +53,7 @@ pub fn check(paths: &Paths) -> i32 {
         }
         Err(errors) => {
             for e in &errors {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
             }
             exit::NO
         }
@@ -73,7 +73,7 @@ pub fn compile(paths: &Paths) -> i32 {
         }
         Err(errors) => {
             for e in &errors {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
             }
             exit::NO
         }

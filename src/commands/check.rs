@@ -65,7 +65,7 @@ pub fn run(
     let rules = match load_rules(paths) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{e}");
+            errln!("{e}");
             return e.exit_code();
         }
     };
@@ -77,7 +77,7 @@ pub fn run(
         && let Err(errors) = catalog.get()
     {
         for e in errors {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
         }
         return exit::ERROR;
     }

@@ -6,7 +6,6 @@ use crate::decide::{Decision, Refusal, Rule};
 use crate::error::exit;
 use crate::hook::{self, Action, AgentChoice};
 use crate::message;
-use std::io::Read;
 use std::path::PathBuf;
 
 /// Past this, stdin is not read further and the event is refused.
@@ -14,7 +13,7 @@ pub(crate) const MAX_EVENT_BYTES: u64 = 8 * 1024 * 1024;
 
 pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
     // Lets the tests prove that a panic becomes a refusal; absent from release builds.
-    if cfg!(debug_assertions) && std::env::var_os("MESH_GUARD_DEBUG_PANIC").is_some() {
+    if cfg!(debug_assertions) && crate::io::var_os("MESH_GUARD_DEBUG_PANIC").is_some() {
         panic!("panic requested by MESH_GUARD_DEBUG_PANIC");
     }
     let fallback_agent = choice.fallback();
@@ -77,15 +76,13 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
 /// Stdin, whole and bounded: the event, or why it could not be read.
 fn read_event() -> Result<Vec<u8>, &'static str> {
     // Someone trying the hook by hand would otherwise face a silent, waiting terminal.
-    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-        eprintln!(
+    if crate::io::stdin_is_terminal() {
+        errln!(
             "mesh-guard hook: waiting for a hook event (JSON) on stdin; end it with Ctrl-D. Try `mesh-guard check COMMAND` to decide a command by hand."
         );
     }
     let mut input = Vec::new();
-    let read = std::io::stdin()
-        .take(MAX_EVENT_BYTES + 1)
-        .read_to_end(&mut input);
+    let read = crate::io::read_in(MAX_EVENT_BYTES + 1, &mut input);
     if read.is_err() {
         return Err("the hook input could not be read");
     }

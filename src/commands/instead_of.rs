@@ -11,7 +11,7 @@ pub fn run(paths: &Paths, format: TableFormat, mcp: bool) -> i32 {
     let catalog = match load_catalog(paths) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("{e}");
+            errln!("{e}");
             return e.exit_code();
         }
     };

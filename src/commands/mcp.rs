@@ -13,7 +13,6 @@ use crate::error::exit;
 use crate::rules::Rules;
 use crate::search;
 use serde_json::{Value, json};
-use std::io::{BufRead, Read, Write};
 
 /// Protocol revisions this server speaks, newest first; a client asking for another gets
 /// the newest, and decides itself whether it can go on.
@@ -32,22 +31,16 @@ const INTERNAL_ERROR: i64 = -32603;
 /// client has gone).
 pub fn serve(paths: &Paths) -> i32 {
     let server = Server { paths };
-    let mut input = std::io::stdin().lock();
-    let mut output = std::io::stdout().lock();
     loop {
         let mut line = Vec::new();
-        match input
-            .by_ref()
-            .take(MAX_LINE_BYTES + 1)
-            .read_until(b'\n', &mut line)
-        {
+        match crate::io::read_line(MAX_LINE_BYTES + 1, &mut line) {
             Ok(0) | Err(_) => return exit::OK,
             Ok(_) => {}
         }
         if line.len() as u64 > MAX_LINE_BYTES && !line.ends_with(b"\n") {
             // The rest of the over-long line is skipped, not taken for the next message.
             let mut rest = Vec::new();
-            let _ = input.read_until(b'\n', &mut rest);
+            let _ = crate::io::read_line(u64::MAX, &mut rest);
         }
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
@@ -62,7 +55,8 @@ pub fn serve(paths: &Paths) -> i32 {
                     ))
                 });
         if let Some(reply) = reply
-            && (writeln!(output, "{reply}").is_err() || output.flush().is_err())
+            && (crate::io::write_out(format_args!("{reply}\n")).is_err()
+                || crate::io::flush_out().is_err())
         {
             return exit::OK;
         }

@@ -11,7 +11,7 @@ pub fn run(paths: &Paths, source: &str, json: bool) -> i32 {
     let answer = match answer(paths, source) {
         Ok(answer) => answer,
         Err(e) => {
-            eprintln!("{e}");
+            errln!("{e}");
             return e.exit_code();
         }
     };

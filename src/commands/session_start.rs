@@ -14,9 +14,8 @@ use crate::session::{
 /// The SessionStart hook: records a session started with an override, and gives the agent
 /// the mesh's "instead of" table so it knows the tools before it reaches for ssh.
 pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
-    use std::io::Read;
     let mut input = Vec::new();
-    let _ = std::io::stdin().take(1024 * 1024).read_to_end(&mut input);
+    let _ = crate::io::read_in(1024 * 1024, &mut input);
     let json: serde_json::Value = serde_json::from_slice(&input).unwrap_or_default();
     let field = |k: &str| {
         json.get(k)
@@ -50,9 +49,9 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
         row.target = planted.file.display().to_string();
         row.reason = planted_reason(planted);
         if append(&trusted_paths(paths, planted, cwd.as_deref()), &row).is_err() {
-            eprintln!("mesh-guard: this session's planted guard variable could not be recorded");
+            errln!("mesh-guard: this session's planted guard variable could not be recorded");
         }
-        eprintln!(
+        errln!(
             "mesh-guard: {}",
             planted_message(
                 planted,
@@ -67,12 +66,12 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
         row.reason = reason;
         row.scope = scope_text();
         if let Some(Err(e)) = crate::scope::from_env() {
-            eprintln!(
+            errln!(
                 "mesh-guard: the override's scope is malformed ({e}); no command will pass under it"
             );
         }
         if let Err(e) = append(paths, &row) {
-            eprintln!(
+            errln!(
                 "mesh-guard: the session's override could not be recorded ({e}); it will not be honoured"
             );
             code = exit::OK;
@@ -81,7 +80,7 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
     let catalog = crate::catalog::load(&paths.catalog).ok();
     // The operator may read this where the agent's hooks log; the agent sees no table.
     if catalog.as_ref().is_some_and(|c| c.machine_count() == 0) {
-        eprintln!(
+        errln!(
             "mesh-guard: warning: the catalog {} has no machine: no machine is guarded by name, only what `[mesh]` domains and networks cover",
             paths.catalog.display()
         );

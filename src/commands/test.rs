@@ -49,7 +49,7 @@ pub fn run(paths: &Paths, files: &[PathBuf]) -> i32 {
         match read(file) {
             Ok(found) => cases.extend(found),
             Err(e) => {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
                 bad = true;
             }
         }
@@ -57,7 +57,7 @@ pub fn run(paths: &Paths, files: &[PathBuf]) -> i32 {
     let rules = match crate::rules::Rules::load(paths.rules.as_deref()) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return exit::ERROR;
         }
     };
@@ -71,7 +71,7 @@ pub fn run(paths: &Paths, files: &[PathBuf]) -> i32 {
             && let Err(errors) = catalog.get()
         {
             for e in errors {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
             }
             return exit::ERROR;
         }

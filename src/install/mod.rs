@@ -54,10 +54,10 @@ pub struct Request {
 /// Claude Code's settings file for `scope`.
 pub fn claude_settings(scope: Scope) -> PathBuf {
     match scope {
-        Scope::User => std::env::var_os("CLAUDE_CONFIG_DIR")
+        Scope::User => crate::io::var_os("CLAUDE_CONFIG_DIR")
             .filter(|d| !d.is_empty())
             .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")))
+            .or_else(|| crate::io::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")))
             .unwrap_or_else(|| PathBuf::from(".claude"))
             .join("settings.json"),
         Scope::Project => std::env::current_dir()
@@ -79,7 +79,7 @@ pub fn claude_managed_settings() -> PathBuf {
 pub const AGENTS: [&str; 5] = ["claude", "gemini", "codex", "copilot", "cursor"];
 
 fn home() -> PathBuf {
-    std::env::var_os("HOME")
+    crate::io::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_default()
 }
@@ -94,7 +94,7 @@ pub fn settings_file(agent: &str, scope: Scope) -> Result<PathBuf, String> {
         ("gemini", Scope::Project) => cwd.join(".gemini/settings.json"),
         ("codex", Scope::User) => home().join(".codex/hooks.json"),
         ("codex", Scope::Project) => cwd.join(".codex/hooks.json"),
-        ("copilot", Scope::User) => std::env::var_os("COPILOT_HOME")
+        ("copilot", Scope::User) => crate::io::var_os("COPILOT_HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .unwrap_or_else(|| home().join(".copilot"))
@@ -208,7 +208,7 @@ fn finish(result: Result<Vec<String>, String>) -> i32 {
             exit::OK
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             exit::ERROR
         }
     }

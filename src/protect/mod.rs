@@ -51,7 +51,7 @@ impl Protected {
     /// A variable of the hook's own environment: read here, with the other file system and
     /// environment reads of self-protection, so the decision core names no I/O.
     pub fn own_env(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
+        crate::io::var(name).ok()
     }
 
     pub fn new(paths: Vec<PathBuf>, cwd: Option<PathBuf>, home: Option<PathBuf>) -> Protected {
@@ -283,7 +283,7 @@ impl Protected {
     /// file names the guard, or the user's, where the plugin is installed by default.
     pub fn guard_setting_sources(&self) -> Vec<&'static str> {
         let mut files = Vec::new();
-        let config = std::env::var_os("CLAUDE_CONFIG_DIR")
+        let config = crate::io::var_os("CLAUDE_CONFIG_DIR")
             .map(PathBuf::from)
             .or_else(|| self.home.as_ref().map(|h| h.join(".claude")));
         files.extend(config.map(|c| ("user", c.join("settings.json"))));

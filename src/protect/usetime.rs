@@ -52,7 +52,7 @@ impl Planted {
 }
 
 pub fn shown(file: &Path) -> String {
-    match std::env::var_os("HOME")
+    match crate::io::var_os("HOME")
         .map(PathBuf::from)
         .and_then(|h| file.strip_prefix(&h).ok().map(Path::to_path_buf))
     {
@@ -66,7 +66,7 @@ pub fn present(names: &[&'static str]) -> Vec<&'static str> {
     names
         .iter()
         .copied()
-        .filter(|n| std::env::var_os(n).is_some())
+        .filter(|n| crate::io::var_os(n).is_some())
         .collect()
 }
 
@@ -182,7 +182,7 @@ pub fn mentions(text: &str, variable: &str) -> bool {
 /// Every file that could have set a variable in the hook's environment.
 fn sources(cwd: Option<&Path>) -> Vec<(PathBuf, Format)> {
     let mut out = Vec::new();
-    let home = std::env::var_os("HOME")
+    let home = crate::io::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
     let settings_in = |dir: &Path, out: &mut Vec<(PathBuf, Format)>| {
@@ -194,7 +194,7 @@ fn sources(cwd: Option<&Path>) -> Vec<(PathBuf, Format)> {
     if let Some(home) = &home {
         settings_in(&home.join(".claude"), &mut out);
     }
-    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+    if let Some(dir) = crate::io::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
         for file in listing(Path::new(&dir)) {
             let name = file.file_name().unwrap_or_default().to_string_lossy();
             if name.starts_with("settings") && name.ends_with(".json") {
@@ -209,7 +209,7 @@ fn sources(cwd: Option<&Path>) -> Vec<(PathBuf, Format)> {
     for file in listing(Path::new("/etc/claude-code/managed-settings.d")) {
         out.push((file, Format::Settings));
     }
-    let project = std::env::var_os("CLAUDE_PROJECT_DIR")
+    let project = crate::io::var_os("CLAUDE_PROJECT_DIR")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from);
     let roots: Vec<PathBuf> = project
@@ -261,7 +261,7 @@ fn sources(cwd: Option<&Path>) -> Vec<(PathBuf, Format)> {
             );
         }
     }
-    if let Some(zdotdir) = std::env::var_os("ZDOTDIR").filter(|d| !d.is_empty()) {
+    if let Some(zdotdir) = crate::io::var_os("ZDOTDIR").filter(|d| !d.is_empty()) {
         for name in [".zshrc", ".zshenv", ".zprofile", ".zlogin"] {
             text(Path::new(&zdotdir).join(name), &mut out);
         }

@@ -124,7 +124,7 @@ pub fn now_ms() -> i64 {
 }
 
 pub(crate) fn env_nonempty(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
+    crate::io::var(name).ok().filter(|v| !v.is_empty())
 }
 
 /// The process's user when the environment does not say: its uid's name in

@@ -214,7 +214,7 @@ pub struct ForwardingStatus {
 /// Resolves the target the hook would use (`MESH_GUARD_SYSLOG`, then the catalog's
 /// `[record] syslog`, then the system's log) and tries to connect to it, sending nothing.
 pub fn forwarding_status(catalog_setting: Option<&str>) -> ForwardingStatus {
-    let env = std::env::var(SYSLOG_VAR).ok();
+    let env = crate::io::var(SYSLOG_VAR).ok();
     match Target::resolve(env.as_deref(), catalog_setting) {
         Ok(target) => ForwardingStatus {
             target: target.to_string(),

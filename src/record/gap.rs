@@ -36,7 +36,7 @@ pub(crate) fn side_path(db: &Path, what: &str) -> PathBuf {
         .unwrap_or_default();
     // The user's runtime directory is private to them; the shared temporary directory is the
     // fallback, where the note is opened without following links (below).
-    let base = std::env::var_os("XDG_RUNTIME_DIR")
+    let base = crate::io::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
         .filter(|d| d.is_dir())
         .unwrap_or_else(std::env::temp_dir);

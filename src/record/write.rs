@@ -26,7 +26,7 @@ pub fn record(
     event: &Event,
     catalog_syslog: Option<&str>,
 ) -> Result<Appended, RecordError> {
-    let env = std::env::var(forward::SYSLOG_VAR).ok();
+    let env = crate::io::var(forward::SYSLOG_VAR).ok();
     let (mut link, unreachable) =
         match Target::resolve(env.as_deref(), catalog_syslog).and_then(|t| forward::connect(&t)) {
             Ok(link) => (link, String::new()),

@@ -1,9 +1,14 @@
-//! Running the built binary as an agent or an operator would.
+//! Running the program as an agent or an operator would: spawned (`run`), or in this
+//! process through `mesh_guard::run` (`call`), which most tests need and is faster.
 #![allow(dead_code)]
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::rc::Rc;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_mesh-guard");
 
@@ -54,17 +59,20 @@ pub fn run(args: &[&str], env: &[(&str, &Path)], stdin: &[u8]) -> Output {
     )
 }
 
+/// The caller's variables a run never inherits: the guard's own, and the plugin's root.
+const NOT_INHERITED: [&str; 6] = [
+    "MESH_GUARD_CATALOG",
+    "MESH_GUARD_DB",
+    "MESH_GUARD_RULES",
+    "MESH_GUARD_OVERRIDE",
+    "MESH_GUARD_SYSLOG",
+    "CLAUDE_PLUGIN_ROOT",
+];
+
 pub fn run_env(args: &[&str], env: &[(&str, String)], stdin: &[u8]) -> Output {
     let mut command = Command::new(BIN);
     command.args(args);
-    for var in [
-        "MESH_GUARD_CATALOG",
-        "MESH_GUARD_DB",
-        "MESH_GUARD_RULES",
-        "MESH_GUARD_OVERRIDE",
-        "MESH_GUARD_SYSLOG",
-        "CLAUDE_PLUGIN_ROOT",
-    ] {
+    for var in NOT_INHERITED {
         command.env_remove(var);
     }
     for (k, v) in env {
@@ -87,6 +95,61 @@ pub fn run_env(args: &[&str], env: &[(&str, String)], stdin: &[u8]) -> Output {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// As `run`, in this process (`mesh_guard::run`): the same answer without a spawn. What
+/// only a process shows (the deadline, a panic's exit, a signal) is for `run`.
+pub fn call(args: &[&str], env: &[(&str, &Path)], stdin: &[u8]) -> Output {
+    call_env(
+        args,
+        &env.iter()
+            .map(|(k, v)| (*k, v.to_string_lossy().into_owned()))
+            .collect::<Vec<_>>(),
+        stdin,
+    )
+}
+
+/// As `run_env`, in this process.
+pub fn call_env(args: &[&str], env: &[(&str, String)], stdin: &[u8]) -> Output {
+    let mut vars: HashMap<OsString, OsString> = std::env::vars_os()
+        .filter(|(k, _)| !NOT_INHERITED.iter().any(|v| k == v))
+        .collect();
+    vars.extend(env.iter().map(|(k, v)| (k.into(), v.into())));
+    let stdout = Captured::default();
+    let stderr = Captured::default();
+    let io = mesh_guard::io::Io {
+        stdin: Box::new(std::io::Cursor::new(stdin.to_vec())),
+        stdout: Box::new(stdout.clone()),
+        stderr: Box::new(stderr.clone()),
+        env: vars,
+    };
+    let code = mesh_guard::run(args.iter().copied(), io);
+    Output {
+        code,
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+    }
+}
+
+/// A writer whose bytes the test reads back after the call.
+#[derive(Clone, Default)]
+struct Captured(Rc<RefCell<Vec<u8>>>);
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.borrow()).into_owned()
+    }
+}
+
+impl Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

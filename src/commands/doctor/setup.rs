@@ -12,14 +12,14 @@ pub(crate) fn agent_user(asked: Option<&str>, report: &mut Report) -> Option<per
     let uid = perm::current_uid();
     let name = asked.map(str::to_string).or_else(|| {
         (uid == Some(0))
-            .then(|| std::env::var("SUDO_USER").ok().filter(|s| !s.is_empty()))
+            .then(|| crate::io::var("SUDO_USER").ok().filter(|s| !s.is_empty()))
             .flatten()
     });
     let wanted = name.clone().or_else(|| uid.map(|u| u.to_string()))?;
     let mut found = perm::lookup(&wanted);
     // The current user's own session reads its settings under $HOME.
     if name.is_none()
-        && let (Some(u), Some(home)) = (found.as_mut(), std::env::var_os("HOME"))
+        && let (Some(u), Some(home)) = (found.as_mut(), crate::io::var_os("HOME"))
     {
         u.home = PathBuf::from(home);
     }
@@ -56,9 +56,9 @@ pub(crate) fn first_word(command: &str) -> Option<PathBuf> {
 pub(crate) fn installed_hooks(user: Option<&perm::User>) -> Vec<Installed> {
     let home = user
         .map(|u| u.home.clone())
-        .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+        .or_else(|| crate::io::var_os("HOME").map(PathBuf::from));
     let mut files = vec![("managed", install::claude_managed_settings())];
-    let user_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
+    let user_dir = crate::io::var_os("CLAUDE_CONFIG_DIR")
         .filter(|d| !d.is_empty() && user.is_none_or(|u| Some(u.uid) == perm::current_uid()))
         .map(PathBuf::from)
         .or_else(|| home.as_ref().map(|h| h.join(".claude")));
@@ -102,7 +102,7 @@ pub(crate) fn installed_hooks(user: Option<&perm::User>) -> Vec<Installed> {
         }
     }
     // The other agents' user and project files (docs/agents/).
-    let env_home = std::env::var_os("HOME").map(PathBuf::from);
+    let env_home = crate::io::var_os("HOME").map(PathBuf::from);
     for agent in install::AGENTS.iter().filter(|a| **a != "claude") {
         for (scope, name) in [
             (install::Scope::User, "user"),
@@ -152,11 +152,11 @@ pub(crate) fn launcher_binary(user: Option<&perm::User>) -> Option<PathBuf> {
                 })
                 .unwrap_or(false)
     };
-    if let Some(bin) = std::env::var_os("MESH_GUARD_BIN").filter(|b| !b.is_empty()) {
+    if let Some(bin) = crate::io::var_os("MESH_GUARD_BIN").filter(|b| !b.is_empty()) {
         let bin = PathBuf::from(bin);
         return usable(&bin).then_some(bin);
     }
-    if let Some(path) = std::env::var_os("PATH") {
+    if let Some(path) = crate::io::var_os("PATH") {
         for dir in std::env::split_paths(&path) {
             let candidate = dir.join("mesh-guard");
             if usable(&candidate) {
@@ -166,7 +166,7 @@ pub(crate) fn launcher_binary(user: Option<&perm::User>) -> Option<PathBuf> {
     }
     let home = user
         .map(|u| u.home.clone())
-        .or_else(|| std::env::var_os("HOME").map(PathBuf::from))?;
+        .or_else(|| crate::io::var_os("HOME").map(PathBuf::from))?;
     let cargo = home.join(".cargo/bin/mesh-guard");
     usable(&cargo).then_some(cargo)
 }
