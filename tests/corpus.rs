@@ -1,9 +1,11 @@
-//! The corpus: every case in `tests/corpus/*.toml` is run through the built binary
-//! (`mesh-guard check --json`) against `examples/catalog.toml`, and every mismatch is
-//! listed at once. Cases marked `known_gap` are reported but do not fail the run; a
+//! The corpus: every case in `tests/corpus/*.toml` is run through the program in this
+//! process (`mesh-guard check --json`; the hook, spawned, for a case without a catalog)
+//! against `examples/catalog.toml`, and every mismatch is listed at once. Cases marked `known_gap` are reported but do not fail the run; a
 //! known gap that starts passing fails it, so the mark is removed with the fix.
 //! A refusal case may also say which tool comes first (`first`) and what its filled
 //! usage holds (`usage_contains`). The unseen mesh's corpus is tests/corpus_unseen.rs.
+
+mod common;
 
 use serde::Deserialize;
 use std::collections::BTreeSet;
@@ -119,31 +121,20 @@ fn run(case: &Case, db: &Path) -> Result<Got, String> {
     if case.catalog.is_some() {
         return run_hook(case, db);
     }
-    let output = Command::new(env!("CARGO_BIN_EXE_mesh-guard"))
-        .current_dir(root())
-        .env("MESH_GUARD_CATALOG", root().join("examples/catalog.toml"))
-        .env("MESH_GUARD_DB", db)
-        .env_remove("MESH_GUARD_RULES")
-        .env_remove("MESH_GUARD_OVERRIDE")
-        .env_remove("CLAUDE_PLUGIN_ROOT")
-        .args(["check", "--json", "--", &case.command])
-        .output()
-        .map_err(|e| format!("could not run the binary: {e}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let json: serde_json::Value = serde_json::from_str(stdout.trim()).map_err(|_| {
-        format!(
-            "exit {:?}, not JSON: {stdout} {}",
-            output.status.code(),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })?;
+    // In this process (`mesh_guard::run`), whose working directory cargo sets to the root.
+    let catalog = root().join("examples/catalog.toml");
+    let output = common::call(
+        &["check", "--json", "--", &case.command],
+        &[("MESH_GUARD_CATALOG", &catalog), ("MESH_GUARD_DB", db)],
+        b"",
+    );
+    let stdout = &output.stdout;
+    let json: serde_json::Value = serde_json::from_str(stdout.trim())
+        .map_err(|_| format!("exit {}, not JSON: {stdout} {}", output.code, output.stderr))?;
     let decision = json["decision"].as_str().unwrap_or_default().to_string();
     let expected_code = if decision == "refuse" { 1 } else { 0 };
-    if output.status.code() != Some(expected_code) {
-        return Err(format!(
-            "decision {decision} but exit {:?}",
-            output.status.code()
-        ));
+    if output.code != expected_code {
+        return Err(format!("decision {decision} but exit {}", output.code));
     }
     if decision == "refuse" && json["message"].as_str().unwrap_or_default().is_empty() {
         return Err("a refusal with no message".into());
