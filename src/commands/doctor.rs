@@ -2,7 +2,7 @@
 //! it. Each finding says how to fix it; only what stops the guard working fails.
 
 mod setup;
-use setup::*;
+use setup::{agent_user, first_word, installed_hooks, launcher_binary, option_in};
 
 use crate::config::Paths;
 use crate::error::exit;
@@ -56,6 +56,24 @@ impl Report {
     }
 }
 
+/// What the checks found, for the answer: the files in force and who the agent runs as.
+struct InForce {
+    user: Option<perm::User>,
+    installed: Vec<Installed>,
+    catalog: PathBuf,
+    rules: Option<PathBuf>,
+    index: PathBuf,
+    launcher: Option<PathBuf>,
+    db: PathBuf,
+    writable: Vec<PathBuf>,
+}
+
+impl InForce {
+    fn managed(&self) -> Option<&Installed> {
+        self.installed.iter().find(|i| i.scope == "managed")
+    }
+}
+
 pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
     let mut report = Report::default();
     let user = agent_user(user, &mut report);
@@ -68,9 +86,40 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
     let rules = managed
         .and_then(|m| option_in(&m.command, "--rules"))
         .or_else(|| paths.rules.clone());
-    let index = crate::catalog::compiled_index_for(&catalog);
+    let db = managed
+        .and_then(|m| option_in(&m.command, "--db"))
+        .unwrap_or_else(|| match &user {
+            Some(u) if managed.is_some() => u.home.join(".local/share/mesh-guard/audit.db"),
+            _ => paths.db.clone(),
+        });
+    let mut found = InForce {
+        index: crate::catalog::compiled_index_for(&catalog),
+        launcher: launcher_binary(user.as_ref()),
+        user,
+        installed,
+        catalog,
+        rules,
+        db,
+        writable: Vec::new(),
+    };
+    check_catalog_and_rules(&found, &mut report);
+    let hook_bins = check_binaries(&found, &mut report);
+    check_installed(&found.installed, &mut report);
+    found.writable = check_writable(&found, &hook_bins, &mut report);
+    check_record(&found, &mut report);
+    let mode = mode(&found, &mut report);
+    let sound = !report.findings.iter().any(|f| f.level == Level::Fail);
+    if json_out {
+        print_json(&found, &report, mode, sound);
+    } else {
+        print_text(&report, mode, sound);
+    }
+    if sound { exit::OK } else { exit::NO }
+}
 
-    match crate::catalog::load(&catalog) {
+fn check_catalog_and_rules(found: &InForce, report: &mut Report) {
+    let (catalog, rules, index) = (&found.catalog, &found.rules, &found.index);
+    match crate::catalog::load(catalog) {
         Ok(_) => report.add(Level::Ok, format!("catalog {} is valid", catalog.display()), ""),
         Err(errors) => report.add(
             Level::Fail,
@@ -87,7 +136,7 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
     match crate::rules::Rules::load(rules.as_deref()) {
         Ok(_) => report.add(
             Level::Ok,
-            match &rules {
+            match rules {
                 Some(r) => format!("rules valid (built-in, and {})", r.display()),
                 None => "rules valid (built-in)".into(),
             },
@@ -99,7 +148,7 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
             "fix the rules file named, then run mesh-guard catalog check",
         ),
     }
-    if managed.is_some() && !index.is_file() {
+    if found.managed().is_some() && !index.is_file() {
         report.add(
             Level::Warn,
             format!(
@@ -112,14 +161,18 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
             ),
         );
     }
+}
 
-    let launcher = launcher_binary(user.as_ref());
-    let hook_bins: Vec<PathBuf> = installed
+/// The binary the plugin's launcher finds, and those the installed hooks name; gives the
+/// latter back.
+fn check_binaries(found: &InForce, report: &mut Report) -> Vec<PathBuf> {
+    let hook_bins: Vec<PathBuf> = found
+        .installed
         .iter()
         .filter(|i| i.scope != "plugin")
         .filter_map(|i| first_word(&i.command))
         .collect();
-    match &launcher {
+    match &found.launcher {
         Some(bin) => report.add(
             Level::Ok,
             format!("the plugin's launcher runs {}", bin.display()),
@@ -144,7 +197,10 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
             );
         }
     }
+    hook_bins
+}
 
+fn check_installed(installed: &[Installed], report: &mut Report) {
     if installed.is_empty() {
         report.add(
             Level::Fail,
@@ -152,7 +208,7 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
             "mesh-guard install claude (user scope), or sudo mesh-guard install claude --scope managed (hardened), or install the plugin",
         );
     }
-    for i in &installed {
+    for i in installed {
         report.add(
             Level::Ok,
             format!(
@@ -164,16 +220,22 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
             "",
         );
     }
+}
 
-    // Every file the guard runs on, as the agent's user could change it.
-    let mut guard_files: Vec<PathBuf> = vec![catalog.clone(), index.clone()];
-    guard_files.extend(rules.clone());
-    guard_files.extend(launcher.clone());
+fn who(user: Option<&perm::User>) -> String {
+    user.map(|u| u.name.clone()).unwrap_or_else(|| "?".into())
+}
+
+/// Every file the guard runs on that the agent's user could change; gives them back.
+fn check_writable(found: &InForce, hook_bins: &[PathBuf], report: &mut Report) -> Vec<PathBuf> {
+    let mut guard_files: Vec<PathBuf> = vec![found.catalog.clone(), found.index.clone()];
+    guard_files.extend(found.rules.clone());
+    guard_files.extend(found.launcher.clone());
     guard_files.extend(hook_bins.iter().cloned());
-    guard_files.extend(managed.map(|m| m.settings.clone()));
+    guard_files.extend(found.managed().map(|m| m.settings.clone()));
     guard_files.sort();
     guard_files.dedup();
-    let writable: Vec<PathBuf> = match &user {
+    let writable: Vec<PathBuf> = match &found.user {
         Some(u) if u.uid != 0 => guard_files
             .iter()
             .filter(|f| f.exists() && perm::can_change(u, f))
@@ -181,10 +243,7 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
             .collect(),
         _ => Vec::new(),
     };
-    let who = user
-        .as_ref()
-        .map(|u| u.name.clone())
-        .unwrap_or_else(|| "?".into());
+    let who = who(found.user.as_ref());
     for f in &writable {
         report.add(
             Level::Warn,
@@ -195,14 +254,13 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
             ),
         );
     }
+    writable
+}
 
-    let db = managed
-        .and_then(|m| option_in(&m.command, "--db"))
-        .unwrap_or_else(|| match &user {
-            Some(u) if managed.is_some() => u.home.join(".local/share/mesh-guard/audit.db"),
-            _ => paths.db.clone(),
-        });
-    let record_ok = user.as_ref().is_none_or(|u| perm::can_change(u, &db));
+fn check_record(found: &InForce, report: &mut Report) {
+    let db = &found.db;
+    let who = who(found.user.as_ref());
+    let record_ok = found.user.as_ref().is_none_or(|u| perm::can_change(u, db));
     report.add(
         if record_ok { Level::Ok } else { Level::Warn },
         format!("the record goes to {} (and each row to the system log)", db.display()),
@@ -212,13 +270,16 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
             format!("{who} cannot write it: refusals are not recorded and overrides not honoured; let {who} write {}", db.display())
         },
     );
+}
 
-    // Hardened only when checked for a known, unprivileged user.
-    let hardened =
-        managed.is_some() && writable.is_empty() && user.as_ref().is_some_and(|u| u.uid != 0);
+/// Hardened only when checked for a known, unprivileged user.
+fn mode(found: &InForce, report: &mut Report) -> &'static str {
+    let hardened = found.managed().is_some()
+        && found.writable.is_empty()
+        && found.user.as_ref().is_some_and(|u| u.uid != 0);
     let mode = if hardened {
         "hardened"
-    } else if installed.is_empty() {
+    } else if found.installed.is_empty() {
         "none"
     } else {
         "user-level"
@@ -230,42 +291,44 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
             "for a guard the agent cannot undo: sudo mesh-guard install claude --scope managed (README, Hardened install)",
         );
     }
-    let sound = !report.findings.iter().any(|f| f.level == Level::Fail);
+    mode
+}
 
-    if json_out {
-        let object = json!({
-            "sound": sound,
-            "mode": mode,
-            "user": user.as_ref().map(|u| u.name.clone()),
-            "paths": {
-                "catalog": catalog, "rules": rules, "compiled_index": index, "db": db,
-                "binary": std::env::current_exe().ok(), "launcher_binary": launcher,
-            },
-            "agents": installed.iter().map(|i| json!({
-                "agent": i.agent, "scope": i.scope, "settings": i.settings, "command": i.command,
-            })).collect::<Vec<_>>(),
-            "writable_by_user": writable,
-            "findings": report.findings.iter().map(|f| json!({
-                "level": f.level.name(), "what": f.what, "fix": f.fix,
-            })).collect::<Vec<_>>(),
-        });
-        outln!("{object}");
-    } else {
-        outln!("mode: {mode}");
-        for f in &report.findings {
-            outln!("{:<4}  {}", f.level.name(), f.what);
-            if !f.fix.is_empty() {
-                outln!("      fix: {}", f.fix);
-            }
+fn print_json(found: &InForce, report: &Report, mode: &str, sound: bool) {
+    let object = json!({
+        "sound": sound,
+        "mode": mode,
+        "user": found.user.as_ref().map(|u| u.name.clone()),
+        "paths": {
+            "catalog": found.catalog, "rules": found.rules, "compiled_index": found.index,
+            "db": found.db, "binary": std::env::current_exe().ok(),
+            "launcher_binary": found.launcher,
+        },
+        "agents": found.installed.iter().map(|i| json!({
+            "agent": i.agent, "scope": i.scope, "settings": i.settings, "command": i.command,
+        })).collect::<Vec<_>>(),
+        "writable_by_user": found.writable,
+        "findings": report.findings.iter().map(|f| json!({
+            "level": f.level.name(), "what": f.what, "fix": f.fix,
+        })).collect::<Vec<_>>(),
+    });
+    outln!("{object}");
+}
+
+fn print_text(report: &Report, mode: &str, sound: bool) {
+    outln!("mode: {mode}");
+    for f in &report.findings {
+        outln!("{:<4}  {}", f.level.name(), f.what);
+        if !f.fix.is_empty() {
+            outln!("      fix: {}", f.fix);
         }
-        outln!(
-            "{}",
-            if sound {
-                "sound"
-            } else {
-                "NOT sound: the guard cannot work as set up"
-            }
-        );
     }
-    if sound { exit::OK } else { exit::NO }
+    outln!(
+        "{}",
+        if sound {
+            "sound"
+        } else {
+            "NOT sound: the guard cannot work as set up"
+        }
+    );
 }

@@ -1,7 +1,7 @@
 //! What the doctor looks at: the agents' hooks as installed, the binary the launcher finds,
 //! the agent's user.
 
-use super::*;
+use super::{Installed, Level, Report};
 use crate::install;
 use crate::perm;
 use serde_json::Value;
