@@ -1,8 +1,8 @@
 //! The catalog read only when a decision needs it: from the compiled cache when it is fresh,
 //! else from the TOML, with the cache's state for `catalog check`.
 
-use super::*;
-use index::Catalog;
+use super::index::Catalog;
+use super::{CatalogError, cache, load, parse, read_sources};
 use std::path::{Path, PathBuf};
 
 /// The catalog, read only when a decision needs it: a command with no guarded program

@@ -1,7 +1,9 @@
 //! Self-protection: an agent CLI started, or its plugins changed, so the guard would not run.
 
-use super::*;
-
+use super::{Guard, Walk, option_values};
+use crate::argv::base_name;
+use crate::protect;
+use crate::shell::{Command, UNKNOWN};
 impl Guard<'_> {
     /// An agent CLI started, or its plugins changed, so that the guard would not run.
     pub(super) fn agent_without_guard(&self, command: &Command, walk: &Walk) -> Option<String> {

@@ -1,7 +1,11 @@
 //! Self-protection: the guard's own files are not the agent's to write.
 
 use super::overrides::shown;
-use super::*;
+use super::{Guard, Refusal, Rule, Walk, option_values};
+use crate::argv::base_name;
+use crate::protect;
+use crate::shell::{Command, Stdin, UNKNOWN};
+use std::path::{Path, PathBuf};
 
 impl Guard<'_> {
     /// The guard's own catalog, rules, record and plugin are not the agent's to change,

@@ -1,7 +1,9 @@
 //! With the catalog: each candidate target resolved, the first that reaches the mesh refused.
 
-use super::*;
-
+use super::{Decision, Guard, MAX_SOURCE_BYTES, PassReason, Refusal, Rule, Walk, target};
+use crate::catalog::{Catalog, MeshObject};
+use crate::shell::{self, UNKNOWN};
+use std::collections::HashMap;
 impl Guard<'_> {
     /// Every mesh object the command reaches, each as the refusal it would meet. A scoped
     /// override (decision 0015) must cover all of them, not only the first that `decide`

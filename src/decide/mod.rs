@@ -12,14 +12,11 @@ mod program;
 pub mod target;
 mod walk;
 
-use crate::argv::{self, Arg, base_name};
-use crate::catalog::{Catalog, LazyCatalog, MeshObject};
-use crate::protect;
-use crate::rules::{Program, Role, Rules};
-use crate::shell::{self, Command, Script, Stdin, UNKNOWN};
-use crate::unwrap::{Step, unwrap};
+use crate::catalog::{LazyCatalog, MeshObject};
+use crate::rules::{Role, Rules};
+use crate::shell::{self, Command};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Commands longer than this are refused unread: nothing legitimate an agent types is this
 /// long, and the bound keeps every answer fast.

@@ -1,7 +1,9 @@
 //! Case 4: a command may not grant itself the operator's override.
 
-use super::*;
-
+use super::{Guard, OVERRIDE_VAR, Refusal, Rule};
+use crate::argv::base_name;
+use crate::protect;
+use crate::shell::{Command, Stdin};
 impl Guard<'_> {
     /// Case 4: a command may not grant itself the operator's override.
     pub(super) fn override_attempt(&self, command: &Command) -> Option<Refusal> {

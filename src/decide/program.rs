@@ -1,7 +1,9 @@
 //! A guarded program's arguments read against its rules: every target it names.
 
-use super::*;
-
+use super::{Candidate, Context, Guard, Walk, target};
+use crate::argv::{self, Arg, base_name};
+use crate::rules::{Program, Role};
+use crate::shell::Command;
 impl Guard<'_> {
     /// A guarded program: collect every target its options, environment and operands name.
     pub(super) fn invocation(&self, command: &Command, walk: &mut Walk) {

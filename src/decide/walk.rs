@@ -1,8 +1,13 @@
 //! The walk: scripts, commands, payloads and `cd`, collecting where a guarded program
 //! names a target (before the catalog is read).
 
-use super::*;
-
+use super::{Context, Guard, MAX_PAYLOAD_DEPTH, Walk, option_values};
+use crate::argv::base_name;
+use crate::rules::Role;
+use crate::shell::{self, Command, Script, Stdin, UNKNOWN};
+use crate::unwrap::{Step, unwrap};
+use std::collections::HashMap;
+use std::path::PathBuf;
 impl Guard<'_> {
     pub(super) fn script(&self, script: Script, walk: &mut Walk) {
         if let Some(why) = script.incomplete {

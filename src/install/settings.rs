@@ -1,7 +1,7 @@
 //! An agent's settings file: read, the guard's hook entries found, removed or added, written
 //! with a backup.
 
-use super::*;
+use super::{Scope, entries, set_mode};
 use serde_json::{Map, Value, json};
 use std::path::Path;
 

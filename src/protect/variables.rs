@@ -1,7 +1,7 @@
 //! The guard's variables and the files a future session starts from: a startup file, an
 //! assignment of a guard variable, settings that turn the guard off.
 
-use super::*;
+use super::{ENVIRONMENT_SETTERS, GUARD_VARIABLES};
 use crate::shell::UNKNOWN;
 use std::path::{Path, PathBuf};
 

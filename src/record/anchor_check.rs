@@ -1,6 +1,6 @@
 //! What an anchor says of the record: intact, behind, or gone.
 
-use super::*;
+use super::{anchor, gap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 

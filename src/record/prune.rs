@@ -1,6 +1,6 @@
 //! Retention: rows before a time pruned, the chain kept verifiable.
 
-use super::*;
+use super::{Event, Kind, RecordError, Row, Store, anchor, chain, forward, gap};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 impl Store {

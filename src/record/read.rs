@@ -1,8 +1,7 @@
 //! Reading the record back: filtered rows, rows after an id, the shapes of refusals
 //! without a tool.
 
-use super::*;
-
+use super::{Filter, ROW_COLUMNS, RecordError, Row, Store, raw_row};
 impl Store {
     /// The rows `filter` selects, newest first.
     pub fn query(&self, filter: &Filter) -> Result<Vec<Row>, RecordError> {

@@ -1,10 +1,10 @@
 //! A stored row: its columns, read and decoded in one place.
 
-use super::*;
-use error::RecordError;
-use event::*;
+use super::chain;
+use super::error::RecordError;
+use super::event::*;
+use super::write::*;
 use std::path::Path;
-use write::*;
 
 /// A stored event with its id and its hash (lower-case hex).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,9 @@
 //! Verifying the record: the hash chain, the anchors, and what the system log holds.
 
-use super::*;
+use super::{
+    AnchorCheck, RecordError, Store, Verification, anchor, blob, chain, link, logcheck,
+    second_anchor_path,
+};
 use rusqlite::OptionalExtension;
 use std::path::{Path, PathBuf};
 

@@ -1,9 +1,9 @@
 //! Appending one row: the chain's link computed, the row inserted, the anchors moved.
 
-use super::*;
-use error::RecordError;
-use event::*;
-use forward::Target;
+use super::error::RecordError;
+use super::event::*;
+use super::forward::Target;
+use super::{Store, chain, forward, gap};
 use rusqlite::types::ValueRef;
 use rusqlite::{OptionalExtension, params};
 use std::path::Path;

@@ -1,8 +1,7 @@
 //! Loading the rules: the built-in tables (compiled in as JSON by build.rs) layered with an
 //! operator's rule files, and their errors.
 
-use super::*;
-use schema::*;
+use super::schema::*;
 use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;

@@ -1,8 +1,7 @@
 //! The rules' format: how a program's arguments are read, and what wrappers, shells,
 //! interpreters, writers and agents are. Data only.
 
-use super::*;
-use role::*;
+use super::role::*;
 use serde::Deserialize;
 use std::collections::HashMap;
 

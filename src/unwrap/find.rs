@@ -1,6 +1,6 @@
 //! `find -exec` and `fd -x`: the command each runs per file.
 
-use super::*;
+use super::{Step, unwrap, with_words};
 use crate::rules::Rules;
 use crate::shell::{Command, UNKNOWN};
 

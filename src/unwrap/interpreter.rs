@@ -1,6 +1,6 @@
 //! Interpreters' inline code (`python3 -c`, `awk`, `node -e`): the shell commands it runs.
 
-use super::*;
+use super::{Step, operands_after_options, payload};
 use crate::shell::{Command, Stdin};
 
 /// The code an interpreter runs from its words or its input (`python3 -c CODE`,

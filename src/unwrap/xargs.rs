@@ -1,6 +1,6 @@
 //! `xargs` and `parallel`: the command they build from their input.
 
-use super::*;
+use super::{Step, payload, unwrap, with_words};
 use crate::argv::{self, Arg};
 use crate::rules::{Rules, WrapperKind};
 use crate::shell::{Command, Stdin, UNKNOWN};

@@ -1,17 +1,17 @@
 //! Reading the cache: the header checked on open, each bucket probed with positioned reads.
 
-use super::*;
+use super::codec::*;
+use super::stamp::*;
+use super::write::*;
+use super::{DIR_ENTRY, FORMAT, MAGIC, Miss, PREFIX, TABLES, TOOLS_TAG, Table};
 use crate::catalog::Cidr;
 use crate::catalog::index::{Index, ModuleEntry, Ranges, ToolEntry};
-use codec::*;
 use sha2::{Digest, Sha256};
-use stamp::*;
 use std::fs::File;
 use std::path::Path;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
-use write::*;
 
 /// Reads up to this many bytes without asking the file's size first: a bucket or a header.
 const SMALL_READ: usize = 64 * 1024;

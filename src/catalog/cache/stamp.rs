@@ -1,6 +1,6 @@
 //! The stamp: which catalog files, at what size, time and content, the cache was built from.
 
-use super::*;
+use super::RACY;
 use crate::catalog::Source;
 use sha2::{Digest, Sha256};
 use std::path::Path;

@@ -1,12 +1,12 @@
 //! Writing the cache: the index's tables, bucketed, written atomically (a temporary file
 //! renamed over the old one).
 
-use super::*;
+use super::codec::*;
+use super::stamp::*;
+use super::{DIR_ENTRY, FORMAT, MAGIC, PREFIX, TOOLS_TAG, Table};
 use crate::catalog::Cidr;
 use crate::catalog::index::Index;
-use codec::*;
 use sha2::{Digest, Sha256};
-use stamp::*;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -1,7 +1,7 @@
 //! Building the in-memory index from the parsed catalog: every name checked once, duplicates
 //! and dangling references reported with their file and line.
 
-use super::*;
+use super::{Catalog, Index, ModuleEntry, Repr, ToolEntry, normalize_host, unit_key};
 use crate::catalog::{CatalogError, CatalogFile, Cidr, Source};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;

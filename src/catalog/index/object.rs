@@ -1,7 +1,6 @@
 //! A mesh object a word names, and how names compare (case, trailing dot, unit suffix).
 
-use super::*;
-
+use super::{HostBy, HostMatch};
 /// A word that names something of the mesh.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MeshObject {

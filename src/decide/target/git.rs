@@ -1,6 +1,6 @@
 //! git's own ways to name a host: URLs, `-c` configuration, path-rewriting commands.
 
-use super::*;
+use super::host_of_path;
 use crate::shell::UNKNOWN;
 
 /// What a git repository argument is.

@@ -1,6 +1,6 @@
 //! A forwarded event's forms: journald's fields, an RFC 5424 line, a one-line summary.
 
-use super::*;
+use super::SD_ID;
 use crate::record::Row;
 use std::path::Path;
 

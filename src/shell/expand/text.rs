@@ -1,6 +1,6 @@
 //! Quoting and text: quotes marked and stripped, escapes undone, braces expanded (bounded).
 
-use super::*;
+use super::{GLOBS, Piece, SPLIT};
 use crate::shell::{MAX_ALTERNATIVES, UNKNOWN};
 use shuck_ast::LiteralText;
 

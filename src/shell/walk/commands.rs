@@ -1,6 +1,6 @@
 //! Simple commands: their assignments, redirections and `read`, emitted as commands.
 
-use super::*;
+use super::{Walker, is_socket_path, output_of};
 use crate::shell::expand::{literal_globs, unknown_globs};
 use crate::shell::{Command, MAX_COMMANDS, Stdin, UNKNOWN};
 use shuck_ast::{AssignmentValue, Redirect, RedirectKind, RedirectTarget, SimpleCommand};
