@@ -71,22 +71,14 @@ impl Guard<'_> {
             if let Arg::Option { name, value } = arg
                 && let Some(&role) = spec.options.get(name)
             {
-                let shape = format!(
-                    "{} {name} <{}>",
-                    cx.shape.join(" "),
-                    target::placeholder(role)
-                );
+                let shape = format!("{} {name} <{}>", cx.shape.join(" "), role.placeholder());
                 self.candidate(role, value.clone().unwrap_or_default(), &cx, shape, walk);
             }
         }
         for (var, role) in &spec.env {
             let values: Vec<String> = walk.env_values(cx.command, var).cloned().collect();
             for value in values {
-                let shape = format!(
-                    "{var}=<{}> {}",
-                    target::placeholder(*role),
-                    cx.shape.join(" ")
-                );
+                let shape = format!("{var}=<{}> {}", role.placeholder(), cx.shape.join(" "));
                 self.candidate(*role, value, &cx, shape, walk);
             }
         }
@@ -152,8 +144,7 @@ impl Guard<'_> {
                 Role::Verb => cx.shape.extend(taken.iter().map(|s| s.to_string())),
                 role => {
                     for value in taken {
-                        let mut shape =
-                            format!("{} <{}>", cx.shape.join(" "), target::placeholder(role));
+                        let mut shape = format!("{} <{}>", cx.shape.join(" "), role.placeholder());
                         // `ssh atlas journalctl …`: the remote program is part of the shape.
                         let remote_follows = spec
                             .operands
@@ -177,17 +168,7 @@ impl Guard<'_> {
         shape: String,
         walk: &mut Walk,
     ) {
-        let local_name = matches!(
-            role,
-            Role::Unit
-                | Role::Container
-                | Role::Service
-                | Role::CopyPath
-                | Role::JournalMatch
-                | Role::Identifier
-                | Role::ContainerFilter
-        );
-        if walk.remote > 0 && local_name {
+        if walk.remote > 0 && role.is_local_name() {
             return;
         }
         match role {

@@ -22,34 +22,6 @@ pub(super) enum Resolved {
     },
 }
 
-/// The placeholder a role stands for in a `replaces` shape.
-pub(super) fn placeholder(role: Role) -> &'static str {
-    match role {
-        Role::Host
-        | Role::HostPath
-        | Role::Jump
-        | Role::SshOption
-        | Role::DaemonHost
-        | Role::Context
-        | Role::Forward
-        | Role::SocketAddress
-        | Role::Machine => "machine",
-        Role::Unit => "unit",
-        Role::Container | Role::Service | Role::CopyPath => "container",
-        Role::JournalMatch => "match",
-        Role::GitUrl | Role::HostList | Role::DaemonEndpoint => "machine",
-        Role::ContainerFilter => "container",
-        Role::Identifier => "match",
-        Role::User
-        | Role::Rsh
-        | Role::GitConfig
-        | Role::RemoteCommand
-        | Role::Command
-        | Role::Verb
-        | Role::Ignore => "arg",
-    }
-}
-
 /// `-o Key=Value` or `-o "Key Value"` → (lowercased key, value).
 pub(super) fn ssh_option(text: &str) -> Option<(String, &str)> {
     let text = text.trim();

@@ -61,3 +61,50 @@ pub enum Role {
     Verb,
     Ignore,
 }
+
+/// What a role is, apart from how a program's words are read (`decide/program.rs`) and
+/// how a value is resolved against the catalog (`decide/target.rs`).
+impl Role {
+    /// The placeholder a role stands for in a `replaces` shape.
+    pub fn placeholder(self) -> &'static str {
+        match self {
+            Role::Host
+            | Role::HostPath
+            | Role::Jump
+            | Role::SshOption
+            | Role::DaemonHost
+            | Role::Context
+            | Role::Forward
+            | Role::SocketAddress
+            | Role::Machine => "machine",
+            Role::Unit => "unit",
+            Role::Container | Role::Service | Role::CopyPath => "container",
+            Role::JournalMatch => "match",
+            Role::GitUrl | Role::HostList | Role::DaemonEndpoint => "machine",
+            Role::ContainerFilter => "container",
+            Role::Identifier => "match",
+            Role::User
+            | Role::Rsh
+            | Role::GitConfig
+            | Role::RemoteCommand
+            | Role::Command
+            | Role::Verb
+            | Role::Ignore => "arg",
+        }
+    }
+
+    /// A name that only means something on this machine (a unit, a container): under a
+    /// remote command it names the other machine's, not the mesh's.
+    pub fn is_local_name(self) -> bool {
+        matches!(
+            self,
+            Role::Unit
+                | Role::Container
+                | Role::Service
+                | Role::CopyPath
+                | Role::JournalMatch
+                | Role::Identifier
+                | Role::ContainerFilter
+        )
+    }
+}
