@@ -3,6 +3,7 @@
 //! the compiled cache file (see `cache.rs`), which is probed without being read whole.
 
 mod build;
+mod lookup;
 mod object;
 
 pub(crate) use build::*;
@@ -10,6 +11,7 @@ pub use object::*;
 
 use super::Cidr;
 use super::cache::{Table, View};
+use lookup::Lookup;
 use std::collections::{BTreeSet, HashMap};
 use std::net::IpAddr;
 
@@ -118,35 +120,24 @@ impl Catalog {
         self.ranges().syslog.as_deref()
     }
 
-    fn ranges(&self) -> &Ranges {
+    /// The form that answers: the in-memory index or the compiled cache.
+    fn lookup(&self) -> &dyn Lookup {
         match &self.repr {
-            Repr::Memory(index) => &index.ranges,
-            Repr::Cached(view) => view.ranges(),
+            Repr::Memory(index) => index.as_ref(),
+            Repr::Cached(view) => view.as_ref(),
         }
+    }
+
+    fn ranges(&self) -> &Ranges {
+        self.lookup().ranges()
     }
 
     fn machine_named(&self, key: &str) -> Option<String> {
-        match &self.repr {
-            Repr::Memory(index) => index
-                .machine_by_name
-                .get(key)
-                .map(|&i| index.machines[i].clone()),
-            Repr::Cached(view) => view.string(Table::Machines, key),
-        }
+        self.lookup().machine_named(key)
     }
 
     fn module_of(&self, table: Table, key: &str) -> Option<String> {
-        match &self.repr {
-            Repr::Memory(index) => {
-                let map = if table == Table::Containers {
-                    &index.module_by_container
-                } else {
-                    &index.module_by_unit
-                };
-                map.get(key).map(|&m| index.modules[m].name.clone())
-            }
-            Repr::Cached(view) => view.string(table, key),
-        }
+        self.lookup().module_of(table, key)
     }
 
     /// The machine a bare host (no user, port or path) names, if it is of the mesh.
@@ -230,22 +221,13 @@ impl Catalog {
     }
 
     pub fn module_entry(&self, name: &str) -> Option<ModuleEntry> {
-        match &self.repr {
-            Repr::Memory(index) => index
-                .module_by_name
-                .get(name)
-                .map(|&i| index.modules[i].clone()),
-            Repr::Cached(view) => view.module(name),
-        }
+        self.lookup().module_entry(name)
     }
 
     /// Tools in catalog order: each module's own tools, then the seat verbs, as written.
     /// From the cache this reads every tool: the decision uses `tools_named_by`.
     pub fn tools(&self) -> &[ToolEntry] {
-        match &self.repr {
-            Repr::Memory(index) => &index.tools,
-            Repr::Cached(view) => view.tools(),
-        }
+        self.lookup().tools()
     }
 
     /// The tools (with their catalog order) that have a `replaces` entry whose words could
@@ -261,29 +243,15 @@ impl Catalog {
             if !seen.insert(word) {
                 continue;
             }
-            match &self.repr {
-                Repr::Memory(index) => {
-                    ids.extend(index.tool_words.get(word).into_iter().flatten().copied())
-                }
-                Repr::Cached(view) => ids.extend(view.tool_ids(word)),
-            }
+            ids.extend(self.lookup().tool_ids(word));
         }
         ids.into_iter()
-            .filter_map(|id| {
-                let tool = match &self.repr {
-                    Repr::Memory(index) => index.tools.get(id as usize).cloned(),
-                    Repr::Cached(view) => view.tool(id),
-                };
-                tool.map(|t| (id as usize, t))
-            })
+            .filter_map(|id| self.lookup().tool(id).map(|t| (id as usize, t)))
             .collect()
     }
 
     pub fn machine_count(&self) -> usize {
-        match &self.repr {
-            Repr::Memory(index) => index.machines.len(),
-            Repr::Cached(view) => view.machine_count(),
-        }
+        self.lookup().machine_count()
     }
 }
 
