@@ -384,3 +384,24 @@ replaces = ["systemctl restart <unit>", "ssh <machine> systemctl restart"]
     assert_eq!(best(2), "mesh controller logs");
     assert_eq!(best(3), "mesh restart controller --machine atlas");
 }
+
+/// The in-process entry (`common::call`) reads the server's stdin a line at a time as the
+/// process does: the same answers, byte for byte, and the same exit.
+#[test]
+fn in_process_and_spawned_servers_answer_alike() {
+    let mut input = [
+        INITIALIZE.to_string(),
+        INITIALIZED.to_string(),
+        request(2, "tools/list", json!({})),
+        search(3, "ssh atlas uptime"),
+    ]
+    .join("\n");
+    input.push('\n');
+    let catalog = example_catalog();
+    let env = [("MESH_GUARD_CATALOG", catalog.as_path())];
+    let spawned = run(&["mcp"], &env, input.as_bytes());
+    let called = call(&["mcp"], &env, input.as_bytes());
+    assert_eq!(spawned.stdout.lines().count(), 3, "{}", spawned.stdout);
+    assert_eq!(called.stdout, spawned.stdout);
+    assert_eq!(called.code, spawned.code);
+}
