@@ -142,3 +142,29 @@ fn extending_a_built_in_program_needs_no_flag() {
     }
     assert_eq!(check(&dir, "ssh example.org uptime").code, 0);
 }
+
+#[test]
+fn the_example_rules_hold_their_policy() {
+    let dir = Scratch::new("rules-example");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = run(
+        &[
+            "--rules",
+            &root.join("examples/rules").display().to_string(),
+            "test",
+            &root
+                .join("examples/rules/policy.toml")
+                .display()
+                .to_string(),
+        ],
+        &[
+            ("MESH_GUARD_CATALOG", &example_catalog()),
+            ("MESH_GUARD_DB", &dir.path("a.db")),
+        ],
+        b"",
+    );
+    assert_eq!(
+        (out.code, out.stdout.as_str(), out.stderr.as_str()),
+        (0, "8 cases: 8 hold, 0 fail\n", "")
+    );
+}

@@ -296,6 +296,9 @@ pub(crate) struct RulesFile {
     pub(crate) writer: Vec<Writer>,
     #[serde(default)]
     pub(crate) agent: Vec<Agent>,
+    /// Policy tests kept beside the rules they test (`mesh-guard test`): not rules.
+    #[serde(default, rename = "case")]
+    pub(crate) _policy_cases: Vec<serde::de::IgnoredAny>,
 }
 
 /// Environment variables whose value is a command line another program runs.
