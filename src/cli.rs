@@ -61,9 +61,18 @@ pub enum Command {
     Audit {
         #[command(subcommand)]
         action: Option<AuditAction>,
-        /// Only events of this kind (refusal, override, override-attempt, session-start)
+        /// Only events of these kinds: refusal, override, override-attempt, session-start (repeat it, or separate with commas)
+        #[arg(long, value_name = "KIND", value_delimiter = ',')]
+        kind: Vec<String>,
+        /// Only events of this rule (remote-access, remote-daemon, forge-account, self-protection, …)
+        #[arg(long, value_name = "RULE")]
+        rule: Option<String>,
+        /// Only events whose target contains this (a machine, container or unit name)
+        #[arg(long, value_name = "NAME")]
+        target: Option<String>,
+        /// Show each command whole, however wide (the default when stdout is not a terminal)
         #[arg(long)]
-        kind: Option<String>,
+        wide: bool,
         /// Only events since this time: 30m, 2h, 7d or RFC 3339
         #[arg(long)]
         since: Option<String>,
@@ -76,6 +85,7 @@ pub enum Command {
         /// At most this many events
         #[arg(long)]
         limit: Option<usize>,
+        /// table: aligned columns for a terminal; json: every field, as an array; csv: every field, with a header row
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
@@ -203,6 +213,7 @@ pub enum AuditAction {
     },
     /// Refused command shapes that no tool replaces, most refused first
     Missing {
+        /// table, json or csv
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
