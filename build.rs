@@ -24,6 +24,7 @@ fn names(value: &toml::Value) -> Vec<(String, String)> {
         "shell",
         "interpreter",
         "command_env",
+        "declaration",
         "writer",
         "agent",
     ] {

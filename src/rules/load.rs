@@ -36,6 +36,7 @@ pub(crate) struct Tables {
     pub(crate) shells: HashMap<String, Rc<Shell>>,
     pub(crate) interpreters: HashMap<String, Rc<Interpreter>>,
     pub(crate) command_env: Vec<String>,
+    pub(crate) declarations: Vec<String>,
     pub(crate) writers: HashMap<String, Rc<Writer>>,
     pub(crate) agents: HashMap<String, Rc<Agent>>,
 }
@@ -63,6 +64,9 @@ impl Tables {
         for c in file.command_env {
             self.command_env.extend(c.names);
         }
+        for d in file.declaration {
+            self.declarations.extend(d.names);
+        }
     }
 }
 
@@ -82,6 +86,7 @@ pub(crate) enum Kind {
     Shell,
     Interpreter,
     CommandEnv,
+    Declaration,
     Writer,
     Agent,
 }
@@ -94,6 +99,7 @@ impl Kind {
             Kind::Shell => "shell",
             Kind::Interpreter => "interpreter",
             Kind::CommandEnv => "command_env",
+            Kind::Declaration => "declaration",
             Kind::Writer => "writer",
             Kind::Agent => "agent",
         }

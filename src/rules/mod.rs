@@ -109,6 +109,13 @@ impl Rules {
             || self.built_in_for(Kind::CommandEnv, name).is_some()
     }
 
+    /// Whether `name` is a declaration builtin (`export`, `declare`): its `NAME=VALUE`
+    /// words assign.
+    pub fn is_declaration(&self, name: &str) -> bool {
+        self.extra.declarations.iter().any(|n| n == name)
+            || self.built_in_for(Kind::Declaration, name).is_some()
+    }
+
     pub fn shell(&self, name: &str) -> Option<&Shell> {
         self.lookup(Kind::Shell, name, |t| &t.shells)
     }
@@ -175,6 +182,8 @@ mod tests {
         assert!(ssh.operands[1].rest);
         assert!(rules.wrapper("sudo").unwrap().assignments);
         assert!(rules.interpreter("python3.12").is_some());
+        assert!(rules.is_declaration("export") && !rules.is_declaration("grep"));
+        assert_eq!(rules.wrapper("fd").unwrap().command_option[0], "-x");
         assert_eq!(
             rules.program("docker-compose").unwrap().same_as,
             ["docker", "compose"]

@@ -296,9 +296,18 @@ pub(crate) struct RulesFile {
     pub(crate) writer: Vec<Writer>,
     #[serde(default)]
     pub(crate) agent: Vec<Agent>,
+    #[serde(default)]
+    pub(crate) declaration: Vec<Declaration>,
     /// Policy tests kept beside the rules they test (`mesh-guard test`): not rules.
     #[serde(default, rename = "case")]
     pub(crate) _policy_cases: Vec<serde::de::IgnoredAny>,
+}
+
+/// Shell builtins whose `NAME=VALUE` words assign variables (`export`, `declare`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Declaration {
+    pub(crate) names: Vec<String>,
 }
 
 /// Environment variables whose value is a command line another program runs.
