@@ -25,6 +25,7 @@ fn names(value: &toml::Value) -> Vec<(String, String)> {
         "interpreter",
         "command_env",
         "declaration",
+        "environment_setter",
         "writer",
         "agent",
     ] {

@@ -34,8 +34,9 @@ impl Guard<'_> {
                     .iter()
                     .skip(1)
                     .any(|w| protect::is_startup_file(w)));
-        let plants =
-            (written_text && into_startup_file) || protect::sets_future_environment(&command.words);
+        let plants = (written_text && into_startup_file)
+            || (self.rules.is_environment_setter(program)
+                && protect::names_guard_variable(&command.words));
         (sets || plants).then(|| Refusal {
             detail: format!("it sets {OVERRIDE_VAR} or another of the guard's variables, which only the operator may set, in the environment a session starts with"),
             ..Refusal::plain(Rule::Override, &self.shown(command), "")

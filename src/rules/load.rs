@@ -37,6 +37,7 @@ pub(crate) struct Tables {
     pub(crate) interpreters: HashMap<String, Rc<Interpreter>>,
     pub(crate) command_env: Vec<String>,
     pub(crate) declarations: Vec<String>,
+    pub(crate) environment_setters: Vec<String>,
     pub(crate) writers: HashMap<String, Rc<Writer>>,
     pub(crate) agents: HashMap<String, Rc<Agent>>,
 }
@@ -67,6 +68,9 @@ impl Tables {
         for d in file.declaration {
             self.declarations.extend(d.names);
         }
+        for e in file.environment_setter {
+            self.environment_setters.extend(e.names);
+        }
     }
 }
 
@@ -87,6 +91,7 @@ pub(crate) enum Kind {
     Interpreter,
     CommandEnv,
     Declaration,
+    EnvironmentSetter,
     Writer,
     Agent,
 }
@@ -100,6 +105,7 @@ impl Kind {
             Kind::Interpreter => "interpreter",
             Kind::CommandEnv => "command_env",
             Kind::Declaration => "declaration",
+            Kind::EnvironmentSetter => "environment_setter",
             Kind::Writer => "writer",
             Kind::Agent => "agent",
         }

@@ -116,6 +116,12 @@ impl Rules {
             || self.built_in_for(Kind::Declaration, name).is_some()
     }
 
+    /// Whether `name` sets variables for sessions other than its own (`launchctl setenv`).
+    pub fn is_environment_setter(&self, name: &str) -> bool {
+        self.extra.environment_setters.iter().any(|n| n == name)
+            || self.built_in_for(Kind::EnvironmentSetter, name).is_some()
+    }
+
     pub fn shell(&self, name: &str) -> Option<&Shell> {
         self.lookup(Kind::Shell, name, |t| &t.shells)
     }
@@ -183,6 +189,7 @@ mod tests {
         assert!(rules.wrapper("sudo").unwrap().assignments);
         assert!(rules.interpreter("python3.12").is_some());
         assert!(rules.is_declaration("export") && !rules.is_declaration("grep"));
+        assert!(rules.is_environment_setter("launchctl"));
         assert_eq!(rules.wrapper("fd").unwrap().command_option[0], "-x");
         assert_eq!(
             rules.program("docker-compose").unwrap().same_as,

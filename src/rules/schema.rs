@@ -298,12 +298,15 @@ pub(crate) struct RulesFile {
     pub(crate) agent: Vec<Agent>,
     #[serde(default)]
     pub(crate) declaration: Vec<Declaration>,
+    #[serde(default)]
+    pub(crate) environment_setter: Vec<Declaration>,
     /// Policy tests kept beside the rules they test (`mesh-guard test`): not rules.
     #[serde(default, rename = "case")]
     pub(crate) _policy_cases: Vec<serde::de::IgnoredAny>,
 }
 
-/// Shell builtins whose `NAME=VALUE` words assign variables (`export`, `declare`).
+/// A list of names: shell builtins whose `NAME=VALUE` words assign variables (`export`,
+/// `declare`), or programs that set variables for sessions to come (`launchctl setenv`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Declaration {
