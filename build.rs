@@ -2,6 +2,18 @@
 //! rules on every call, and serde_json reads them several times faster than the TOML
 //! parser, which builds a whole document first. The TOML stays the source of truth.
 
+// The rules' format and its reader, as the crate has them: a built-in file is checked
+// here key by key, and one that does not read stops the build.
+#[allow(dead_code)]
+#[path = "src/rules/role.rs"]
+mod role;
+#[allow(dead_code)]
+#[path = "src/rules/schema.rs"]
+mod schema;
+#[allow(dead_code)]
+#[path = "src/rules/validate.rs"]
+mod validate;
+
 /// The names a rules file defines, as `(kind, name)`, so the hook can tell which file to
 /// read for a program without reading any.
 fn names(value: &toml::Value) -> Vec<(String, String)> {
@@ -12,6 +24,8 @@ fn names(value: &toml::Value) -> Vec<(String, String)> {
         "shell",
         "interpreter",
         "command_env",
+        "declaration",
+        "environment_setter",
         "writer",
         "agent",
     ] {
@@ -107,15 +121,12 @@ fn main() {
         let path = format!("rules/{name}.toml");
         println!("cargo:rerun-if-changed={path}");
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        // An invalid file is reported (with its line) by the tests and `Rules::load`'s
-        // fallback below; here it must only not stop the build.
-        let (json, names) = match toml::from_str::<toml::Value>(&text) {
-            Ok(value) => (
-                serde_json::to_string(&value).expect("TOML values are JSON values"),
-                names(&value),
-            ),
-            Err(_) => (String::new(), Vec::new()),
-        };
+        if let Err(e) = validate::parse(&path, &text) {
+            panic!("the built-in rules do not read: {e}");
+        }
+        let value: toml::Value = toml::from_str(&text).expect("checked above");
+        let json = serde_json::to_string(&value).expect("TOML values are JSON values");
+        let names = names(&value);
         std::fs::write(out.join(format!("{name}.json")), json).expect("OUT_DIR is writable");
         for key in names {
             index.insert(key, file);

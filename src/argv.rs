@@ -23,14 +23,31 @@ pub fn scan(syntax: &Syntax, args: &[String]) -> Vec<Arg> {
             out.extend(rest.by_ref().map(|a| Arg::Operand(a.clone())));
             break;
         }
-        if let Some(long) = arg.strip_prefix("--") {
+        let long = match arg.strip_prefix("--") {
+            Some(long) => Some(long),
+            // Go's flags: `-address=x` is one option, not `-a -d -d …`.
+            None if syntax.single_dash_long => arg.strip_prefix('-').filter(|l| !l.is_empty()),
+            None => None,
+        };
+        if let Some(long) = long {
+            let dashes = if syntax.single_dash_long { "-" } else { "--" };
+            if !long.contains('=') && syntax.long_two_values.iter().any(|l| l == long) {
+                // Each value is read in the option's role (`bwrap --bind SRC DEST`).
+                for _ in 0..2 {
+                    out.push(Arg::Option {
+                        name: format!("{dashes}{long}"),
+                        value: rest.next().cloned(),
+                    });
+                }
+                continue;
+            }
             let (name, value) = match long.split_once('=') {
                 Some((name, value)) => (name, Some(value.to_string())),
                 None if syntax.long_value.iter().any(|l| l == long) => (long, rest.next().cloned()),
                 None => (long, None),
             };
             out.push(Arg::Option {
-                name: format!("--{name}"),
+                name: format!("{dashes}{name}"),
                 value,
             });
             continue;
@@ -101,7 +118,7 @@ mod tests {
             short_value: short.into(),
             long_value: long.iter().map(|s| s.to_string()).collect(),
             stop_at_operand: stop,
-            options_after_first_operand: false,
+            ..Syntax::default()
         }
     }
 
@@ -133,6 +150,52 @@ mod tests {
                 Arg::Operand("-v".into())
             ]
         );
+    }
+
+    #[test]
+    fn go_flags_are_long_options_with_one_dash() {
+        let go = Syntax {
+            long_value: s(&["address", "region"]),
+            single_dash_long: true,
+            ..Syntax::default()
+        };
+        let args = scan(
+            &go,
+            &s(&[
+                "-address=http://atlas:4646",
+                "--region",
+                "eu",
+                "-detach",
+                "job",
+                "status",
+            ]),
+        );
+        let opt = |n: &str, v: Option<&str>| Arg::Option {
+            name: n.into(),
+            value: v.map(String::from),
+        };
+        assert_eq!(
+            args,
+            vec![
+                opt("-address", Some("http://atlas:4646")),
+                opt("-region", Some("eu")),
+                opt("-detach", None),
+                Arg::Operand("job".into()),
+                Arg::Operand("status".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_option_may_take_two_values() {
+        let bwrap = Syntax {
+            long_two_values: s(&["bind"]),
+            stop_at_operand: true,
+            ..Syntax::default()
+        };
+        let args = scan(&bwrap, &s(&["--bind", "/", "/", "ssh", "atlas"]));
+        assert_eq!(operands(&args).collect::<Vec<_>>(), ["ssh", "atlas"]);
+        assert_eq!(args.len(), 4);
     }
 
     #[test]

@@ -33,45 +33,64 @@ const MIN_COMMAND: usize = 12;
 const SESSION_PREFIX: usize = 8;
 const GAP: &str = "  ";
 
+/// The table's columns before the command; those from `RULE` on are labels, cut to fit.
+const COLUMNS: [&str; 7] = [
+    "TIME", "KIND", "SESSION", "RULE", "TARGET", "SCOPE", "REASON",
+];
+/// The first label column: labels give up width before the command does.
+const FIRST_LABEL: usize = 3;
+
 /// Recorded rows as aligned columns: time (UTC, to the second), kind, session (its first 8
-/// characters), rule, target and the command, cut with an ellipsis to fit `width`.
+/// characters), rule, target, the override's scope and reason, and the command, cut with an
+/// ellipsis to fit `width` (`usize::MAX`: the whole command).
 pub fn render_table(rows: &[Row], width: usize) -> String {
     if rows.is_empty() {
         return "no recorded events match\n".to_string();
     }
-    let header = ["TIME", "KIND", "SESSION", "RULE", "TARGET", "COMMAND"].map(str::to_string);
-    let cells: Vec<[String; 6]> = rows
+    let header: Vec<String> = COLUMNS
+        .iter()
+        .chain(&["COMMAND"])
+        .map(|h| h.to_string())
+        .collect();
+    let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             let e = &r.event;
-            [
+            vec![
                 format_time(e.time_ms, false),
                 e.kind.to_string(),
                 clean(&e.session_id).chars().take(SESSION_PREFIX).collect(),
                 clean(&e.rule),
                 clean(&e.target),
+                clean(&e.scope),
+                clean(&e.reason),
                 clean(&e.command),
             ]
         })
         .collect();
-    let mut widths = [0usize; 5];
+    let mut widths = [0usize; COLUMNS.len()];
     for row in std::iter::once(&header).chain(&cells) {
         for (w, cell) in widths.iter_mut().zip(row.iter()) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    for w in &mut widths[3..] {
+    for w in &mut widths[FIRST_LABEL..] {
         *w = (*w).min(MAX_LABEL);
     }
-    let used = |widths: &[usize; 5]| widths.iter().sum::<usize>() + GAP.len() * widths.len();
-    // Narrow terminal: the rule and target columns shrink first, one character at a time from
-    // the wider of the two, so the command stays readable.
+    let used = |widths: &[usize]| widths.iter().sum::<usize>() + GAP.len() * widths.len();
+    // Narrow terminal: the label columns shrink first, one character at a time from the
+    // widest, so the command stays readable.
     while width.saturating_sub(used(&widths)) < MIN_COMMAND {
-        let widest = if widths[3] >= widths[4] { 3 } else { 4 };
-        if widths[widest] <= MIN_LABEL {
+        let (widest, &w) = widths[FIRST_LABEL..]
+            .iter()
+            .enumerate()
+            .rev()
+            .max_by_key(|(_, w)| **w)
+            .unwrap_or((0, &0));
+        if w <= MIN_LABEL {
             break;
         }
-        widths[widest] -= 1;
+        widths[FIRST_LABEL + widest] -= 1;
     }
     let command_width = width.saturating_sub(used(&widths)).max(MIN_COMMAND);
     let mut out = String::new();
@@ -84,7 +103,7 @@ pub fn render_table(rows: &[Row], width: usize) -> String {
             line.extend(std::iter::repeat_n(' ', pad));
             line.push_str(GAP);
         }
-        line.push_str(&fit(&row[5], command_width));
+        line.push_str(&fit(&row[COLUMNS.len()], command_width));
         out.push_str(line.trim_end());
         out.push('\n');
     }
@@ -224,6 +243,16 @@ fn csv_line(out: &mut String, fields: impl IntoIterator<Item = String>) {
         }
     }
     out.push_str("\r\n");
+}
+
+/// `audit missing --format csv`: the shapes and their counts, RFC 4180.
+pub fn render_missing_csv(shapes: &[(String, u64)]) -> String {
+    let mut out = String::new();
+    csv_line(&mut out, ["shape".to_string(), "refusals".to_string()]);
+    for (shape, n) in shapes {
+        csv_line(&mut out, [shape.clone(), n.to_string()]);
+    }
+    out
 }
 
 /// The command shapes refusals found no tool for, with how often, as `Store::missing` returns

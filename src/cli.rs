@@ -1,7 +1,7 @@
 //! Command-line arguments, as the contract fixes them.
 
 use crate::hook::AgentChoice;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -52,7 +52,11 @@ impl Args {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Read one hook event on stdin and answer in the agent's protocol (exit 0 pass, 2 refuse)
+    #[command(
+        after_help = "The agent runs it, as its PreToolUse hook (`mesh-guard install` writes that).\n\nExample:\n  echo '{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ssh atlas uptime\"}}' | mesh-guard hook --agent claude"
+    )]
     Hook {
+        /// The agent whose event and protocol these are: auto (detected from the event), claude, gemini, codex, copilot or cursor
         #[arg(long, value_enum, default_value = "auto")]
         agent: AgentChoice,
         /// The agent has mesh-guard's MCP server: a refusal points at its `mesh_search` tool
@@ -60,6 +64,9 @@ pub enum Command {
         mcp: bool,
     },
     /// Decide one shell command by hand and explain (exit 0 pass, 1 refuse, 2 error)
+    #[command(
+        after_help = "Example:\n  mesh-guard check ssh atlas journalctl -u mesh-controller\n  mesh-guard check --json 'docker -H ssh://orion ps'"
+    )]
     Check {
         /// Print one JSON object instead of text
         #[arg(long)]
@@ -83,12 +90,24 @@ pub enum Command {
         command: Vec<String>,
     },
     /// List recorded events, newest first
+    #[command(
+        after_help = "Example:\n  mesh-guard audit --since 24h --kind refusal,override --target atlas\n  mesh-guard audit verify"
+    )]
     Audit {
         #[command(subcommand)]
         action: Option<AuditAction>,
-        /// Only events of this kind (refusal, override, override-attempt, session-start)
+        /// Only events of these kinds: refusal, override, override-attempt, session-start (repeat it, or separate with commas)
+        #[arg(long, value_name = "KIND", value_delimiter = ',')]
+        kind: Vec<String>,
+        /// Only events of this rule (remote-access, remote-daemon, forge-account, self-protection, …)
+        #[arg(long, value_name = "RULE")]
+        rule: Option<String>,
+        /// Only events whose target contains this (a machine, container or unit name)
+        #[arg(long, value_name = "NAME")]
+        target: Option<String>,
+        /// Show each command whole, however wide (the default when stdout is not a terminal)
         #[arg(long)]
-        kind: Option<String>,
+        wide: bool,
         /// Only events since this time: 30m, 2h, 7d or RFC 3339
         #[arg(long)]
         since: Option<String>,
@@ -101,16 +120,22 @@ pub enum Command {
         /// At most this many events
         #[arg(long)]
         limit: Option<usize>,
+        /// table: aligned columns for a terminal; json: every field, as an array; csv: every field, with a header row
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
-    /// Validate the catalog
+    /// Validate or compile the catalog
+    #[command(
+        after_help = "Example:\n  mesh-guard --catalog /etc/mesh-guard/catalog.toml catalog check"
+    )]
     Catalog {
         #[command(subcommand)]
         action: CatalogAction,
     },
     /// Print the "instead of" table for an agent's instructions
+    #[command(after_help = "Example:\n  mesh-guard instead-of >> CLAUDE.md")]
     InsteadOf {
+        /// markdown: a table for an instructions file; json: the same rows for tools
         #[arg(long, value_enum, default_value = "markdown")]
         format: TableFormat,
         /// The agent has mesh-guard's MCP server: the table points at `mesh_search`
@@ -118,10 +143,14 @@ pub enum Command {
         mcp: bool,
     },
     /// List the mesh tools that replace a shell command, best first (exit 1 when none)
+    #[command(
+        after_help = "Example:\n  mesh-guard search ssh atlas systemctl status mesh-controller"
+    )]
     Search {
         /// Print one JSON object instead of text
         #[arg(long)]
         json: bool,
+        /// The command: several words joined with spaces, or one quoted string
         #[arg(
             required = true,
             trailing_var_arg = true,
@@ -131,6 +160,9 @@ pub enum Command {
         command: Vec<String>,
     },
     /// An MCP server on stdio with the tools `mesh_search` and `mesh_instead_of` (exit 0 when stdin closes)
+    #[command(
+        after_help = "The agent starts it, from its MCP configuration.\n\nExample:\n  claude mcp add mesh-guard -- mesh-guard mcp"
+    )]
     Mcp,
     /// Run operator policy tests: each `[[case]]` of a TOML file is a command and what the guard must do with it (exit 0 all hold, 1 some fail, 2 bad file)
     #[command(after_help = "Each file holds cases such as:
@@ -148,7 +180,11 @@ Example:
         files: Vec<PathBuf>,
     },
     /// The SessionStart hook: records a session started with an override
+    #[command(
+        after_help = "The agent runs it when a session starts (`mesh-guard install` writes that).\n\nExample:\n  echo '{\"session_id\":\"s1\"}' | mesh-guard session-start --agent claude"
+    )]
     SessionStart {
+        /// The agent whose event and protocol these are: auto (detected from the event), claude, gemini, codex, copilot or cursor
         #[arg(long, value_enum, default_value = "auto")]
         agent: AgentChoice,
     },
@@ -157,8 +193,10 @@ Example:
     /// Example: sudo mesh-guard --catalog ./catalog.toml install claude --scope managed --bin /usr/local/bin/mesh-guard
     Install(InstallArgs),
     /// Remove the guard's hooks from an agent's settings, with a backup (exit 0 done, 2 error)
+    #[command(after_help = "Example:\n  mesh-guard uninstall claude --scope user")]
     Uninstall(InstallArgs),
     /// Check the setup an agent would run under; each finding says how to fix it (exit 1 when the guard cannot work)
+    #[command(after_help = "Example:\n  sudo mesh-guard doctor --user alice")]
     Doctor {
         /// Print one JSON object instead of text
         #[arg(long)]
@@ -167,6 +205,34 @@ Example:
         #[arg(long, value_name = "NAME")]
         user: Option<String>,
     },
+}
+
+/// The global options each subcommand does nothing with: still accepted there (the
+/// contract puts them on every subcommand), but not listed in its help.
+const UNUSED_GLOBALS: [(&str, &[&str]); 5] = [
+    ("audit", &["catalog", "rules"]),
+    ("instead-of", &["db", "rules"]),
+    ("search", &["db"]),
+    ("mcp", &["db"]),
+    ("catalog", &["db"]),
+];
+
+impl Args {
+    /// The command line, with help that lists only the options each subcommand reads.
+    pub fn parse_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> Args {
+        let mut cmd = Args::command();
+        for (sub, unused) in UNUSED_GLOBALS {
+            for id in unused {
+                let Some(global) = cmd.get_arguments().find(|a| a.get_id() == *id).cloned() else {
+                    continue;
+                };
+                // A subcommand's own argument of the same id is not given the global one.
+                cmd = cmd.mut_subcommand(sub, |s| s.arg(global.global(false).hide(true)));
+            }
+        }
+        let matches = cmd.get_matches_from(args);
+        Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -206,6 +272,7 @@ impl InstallArgs {
 #[derive(Debug, Subcommand)]
 pub enum AuditAction {
     /// Check the record's hash chain and its anchor (exit 1 when broken)
+    #[command(after_help = "Example:\n  mesh-guard audit verify --log /var/log/syslog")]
     Verify {
         /// Also compare with the events forwarded to the system log: a syslog server's file
         /// (RFC 5424 or rsyslog's default format) or `journalctl -o json` output
@@ -213,7 +280,9 @@ pub enum AuditAction {
         log: Option<PathBuf>,
     },
     /// Stream rows, oldest first, for pipelines that read files
+    #[command(after_help = "Example:\n  mesh-guard audit export --after 1200 >> events.jsonl")]
     Export {
+        /// jsonl: one JSON object a line
         #[arg(long, value_enum, default_value = "jsonl")]
         format: ExportFormat,
         /// Only rows with an id above this
@@ -221,13 +290,16 @@ pub enum AuditAction {
         after: Option<i64>,
     },
     /// Remove rows older than a time, leaving a checkpoint row so `verify` still holds
+    #[command(after_help = "Example:\n  mesh-guard audit prune --before 90d")]
     Prune {
         /// 30d, 12h or RFC 3339
         #[arg(long, value_name = "TIME")]
         before: String,
     },
     /// Refused command shapes that no tool replaces, most refused first
+    #[command(after_help = "Example:\n  mesh-guard audit missing --format csv > missing.csv")]
     Missing {
+        /// table, json or csv
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
@@ -241,6 +313,9 @@ pub enum CatalogAction {
     )]
     Check,
     /// Write the compiled index beside the catalog (<catalog>.idx), so that a hook never writes it (exit 1 when invalid)
+    #[command(
+        after_help = "Example:\n  sudo mesh-guard --catalog /etc/mesh-guard/catalog.toml catalog compile"
+    )]
     Compile,
 }
 

@@ -4,7 +4,6 @@
 //! What of that start-up the guard relies on is done here instead.
 #![no_main]
 
-use clap::Parser;
 use std::ffi::{CStr, OsString};
 use std::os::unix::ffi::OsStringExt;
 
@@ -17,7 +16,7 @@ extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc:
     // A panic may not unwind out of an `extern "C"` function; `main_with` catches the
     // command's own, this the parser's.
     let code = std::panic::catch_unwind(|| {
-        let args = mesh_guard::cli::Args::parse_from(arguments(argc, argv));
+        let args = mesh_guard::cli::Args::parse_args(arguments(argc, argv));
         mesh_guard::main_with(args)
     })
     .unwrap_or(mesh_guard::error::exit::PANIC);

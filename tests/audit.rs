@@ -45,12 +45,12 @@ fn rows() -> Vec<Row> {
 
 #[test]
 fn the_table_aligns_columns_and_cuts_commands_to_the_width() {
-    let out = render_table(&rows(), 80);
+    let out = render_table(&rows(), 96);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 4);
     assert!(lines[0].starts_with("TIME"));
     for l in &lines {
-        assert!(l.chars().count() <= 80, "{l:?} is wider than 80");
+        assert!(l.chars().count() <= 96, "{l:?} is wider than 96");
     }
     // Columns by character, as the terminal shows them (an ellipsis is one character).
     let col = |name: &str| lines[0].find(name).unwrap();
@@ -72,10 +72,10 @@ fn the_table_aligns_columns_and_cuts_commands_to_the_width() {
     );
     assert_eq!(
         cell(2, rule, col("TARGET")),
-        "remote-…",
+        "remote-a…",
         "labels shrink first"
     );
-    assert!(cell(2, command, 80).starts_with("ssh atlas '"));
+    assert!(cell(2, command, 96).starts_with("ssh atlas '"));
     assert!(lines[2].ends_with('…'), "{:?}", lines[2]);
     assert!(
         lines[3].ends_with("atlas"),
@@ -88,6 +88,39 @@ fn the_table_aligns_columns_and_cuts_commands_to_the_width() {
 
     let wide = render_table(&rows(), 400);
     assert!(wide.contains("echo done second line"), "{wide}");
+}
+
+#[test]
+fn the_table_shows_an_overrides_scope_and_reason() {
+    let mut r = row(4, Kind::Override, "ssh atlas uptime");
+    r.event.reason = "incident 4411".into();
+    r.event.scope = "atlas".into();
+    let out = render_table(&[r], 200);
+    let lines: Vec<&str> = out.lines().collect();
+    let header: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "TIME", "KIND", "SESSION", "RULE", "TARGET", "SCOPE", "REASON", "COMMAND"
+        ]
+    );
+    assert!(
+        lines[1].ends_with("atlas   atlas  incident 4411  ssh atlas uptime"),
+        "{}",
+        lines[1]
+    );
+}
+
+#[test]
+fn missing_shapes_as_csv() {
+    let shapes = vec![
+        ("ssh <machine> <cmd>".to_string(), 3),
+        ("a,b".to_string(), 1),
+    ];
+    assert_eq!(
+        mesh_guard::audit::render_missing_csv(&shapes),
+        "shape,refusals\r\nssh <machine> <cmd>,3\r\n\"a,b\",1\r\n"
+    );
 }
 
 #[test]

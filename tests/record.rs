@@ -282,12 +282,16 @@ fn query_filters_by_kind_time_session_and_limit_newest_first() {
     }
     let ids = |f: Filter| -> Vec<i64> { store.query(&f).unwrap().iter().map(|r| r.id).collect() };
     assert_eq!(ids(Filter::default()), [5, 4, 3, 2, 1]);
-    let kind = |k| Filter {
-        kind: Some(k),
+    let kind = |k: &[Kind]| Filter {
+        kinds: k.to_vec(),
         ..Filter::default()
     };
-    assert_eq!(ids(kind(Kind::Refusal)), [4, 2]);
-    assert_eq!(ids(kind(Kind::OverrideAttempt)), [5]);
+    assert_eq!(ids(kind(&[Kind::Refusal])), [4, 2]);
+    assert_eq!(ids(kind(&[Kind::OverrideAttempt])), [5]);
+    assert_eq!(
+        ids(kind(&[Kind::Refusal, Kind::OverrideAttempt])),
+        [5, 4, 2]
+    );
     assert_eq!(
         ids(Filter {
             since_ms: Some(200),

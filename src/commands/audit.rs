@@ -6,7 +6,11 @@ use crate::error::exit;
 use crate::record::{Filter, Kind, Store, Verification};
 
 pub struct AuditQuery {
-    pub kind: Option<String>,
+    pub kind: Vec<String>,
+    pub rule: Option<String>,
+    pub target: Option<String>,
+    /// The whole command in the table (also when stdout is not a terminal).
+    pub wide: bool,
     pub since: Option<String>,
     pub until: Option<String>,
     pub session: Option<String>,
@@ -71,7 +75,8 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
                                 .collect::<Vec<_>>()
                         )
                     ),
-                    _ => out!("{}", crate::audit::render_missing(&shapes)),
+                    Format::Csv => out!("{}", crate::audit::render_missing_csv(&shapes)),
+                    Format::Table => out!("{}", crate::audit::render_missing(&shapes)),
                 }
                 exit::OK
             }
@@ -94,17 +99,22 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
                     return exit::ERROR;
                 }
             };
-            let kind = match query.kind.as_deref().map(str::parse::<Kind>).transpose() {
-                Ok(k) => k,
-                Err(_) => {
-                    errln!(
-                        "error: unknown kind (expected refusal, override, override-attempt or session-start)"
-                    );
-                    return exit::ERROR;
+            let mut kinds = Vec::new();
+            for k in query.kind.iter().map(|k| k.trim()) {
+                match k.parse::<Kind>() {
+                    Ok(kind) => kinds.push(kind),
+                    Err(_) => {
+                        errln!(
+                            "error: unknown kind `{k}` (expected refusal, override, override-attempt or session-start)"
+                        );
+                        return exit::ERROR;
+                    }
                 }
-            };
+            }
             let filter = Filter {
-                kind,
+                kinds,
+                rule: query.rule,
+                target: query.target,
                 since_ms,
                 until_ms,
                 session: query.session,
@@ -114,7 +124,14 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
                 Ok(rows) => {
                     let text = match query.format {
                         Format::Table => {
-                            crate::audit::render_table(&rows, crate::audit::terminal_width())
+                            use std::io::IsTerminal;
+                            let whole = query.wide || !std::io::stdout().is_terminal();
+                            let width = if whole {
+                                usize::MAX
+                            } else {
+                                crate::audit::terminal_width()
+                            };
+                            crate::audit::render_table(&rows, width)
                         }
                         Format::Json => crate::audit::render_json(&rows),
                         Format::Csv => crate::audit::render_csv(&rows),

@@ -52,6 +52,9 @@ pub fn run(args: Args) -> i32 {
         Command::Audit {
             action,
             kind,
+            rule,
+            target,
+            wide,
             since,
             until,
             session,
@@ -62,6 +65,9 @@ pub fn run(args: Args) -> i32 {
             action,
             audit::AuditQuery {
                 kind,
+                rule,
+                target,
+                wide,
                 since,
                 until,
                 session,

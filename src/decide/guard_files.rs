@@ -1,6 +1,5 @@
 //! Self-protection: the guard's own files are not the agent's to write.
 
-use super::overrides::shown;
 use super::{Guard, Refusal, Rule, Walk, option_values};
 use crate::argv::base_name;
 use crate::protect;
@@ -15,7 +14,7 @@ impl Guard<'_> {
             return Some(Refusal {
                 detail: format!("it {why}; that is the operator's to do"),
                 target: "mesh-guard".into(),
-                ..Refusal::plain(Rule::SelfProtection, &shown(command), "")
+                ..Refusal::plain(Rule::SelfProtection, &self.shown(command), "")
             });
         }
         if self.protected.paths.is_empty() {
@@ -62,7 +61,7 @@ impl Guard<'_> {
         Some(Refusal {
             detail: format!("it {what}; those are the operator's"),
             target: base_name(&hit.replace(UNKNOWN, "…")).to_string(),
-            ..Refusal::plain(Rule::SelfProtection, &shown(command), "")
+            ..Refusal::plain(Rule::SelfProtection, &self.shown(command), "")
         })
     }
 

@@ -10,11 +10,7 @@ impl Guard<'_> {
         // A word `NAME=VALUE` assigns only where the program reads assignments from its
         // words (`env`, `sudo`, any wrapper, the declaration builtins); to `grep` it is data.
         let program = command.words.first().map(|p| base_name(p)).unwrap_or("");
-        let assigns = self.rules.wrapper(program).is_some()
-            || matches!(
-                program,
-                "export" | "declare" | "typeset" | "readonly" | "local"
-            );
+        let assigns = self.rules.wrapper(program).is_some() || self.rules.is_declaration(program);
         let assignment = format!("{OVERRIDE_VAR}=");
         let sets = command.env.iter().any(|(name, _)| name == OVERRIDE_VAR)
             || (assigns
@@ -31,10 +27,8 @@ impl Guard<'_> {
             .skip(1)
             .any(|w| protect::assigns_guard_variable(w))
             || matches!(&command.stdin, Stdin::Text(t) if protect::assigns_guard_variable(t));
-        let edits = matches!(
-            program,
-            "tee" | "sed" | "dd" | "install" | "cp" | "mv" | "ln" | "perl"
-        );
+        // Any program that changes the files its words name (rules/self.toml's writers).
+        let edits = self.rules.writer(program).is_some();
         let into_startup_file = command.writes.iter().any(|w| protect::is_startup_file(w))
             || (edits
                 && command
@@ -42,33 +36,35 @@ impl Guard<'_> {
                     .iter()
                     .skip(1)
                     .any(|w| protect::is_startup_file(w)));
-        let plants =
-            (written_text && into_startup_file) || protect::sets_future_environment(&command.words);
+        let plants = (written_text && into_startup_file)
+            || (self.rules.is_environment_setter(program)
+                && protect::names_guard_variable(&command.words));
         (sets || plants).then(|| Refusal {
             detail: format!("it sets {OVERRIDE_VAR} or another of the guard's variables, which only the operator may set, in the environment a session starts with"),
-            ..Refusal::plain(Rule::Override, &shown(command), "")
+            ..Refusal::plain(Rule::Override, &self.shown(command), "")
         })
     }
 }
 
-/// A command as the message shows it: its words, and the assignments it makes
-/// (`export MESH_GUARD_OVERRIDE=x`, whose words alone are `export`).
-pub(super) fn shown(command: &Command) -> String {
-    let mut parts: Vec<String> = command
-        .env
-        .iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect();
-    if command.words.first().is_some_and(|w| {
-        matches!(
-            w.as_str(),
-            "export" | "declare" | "typeset" | "readonly" | "local"
-        )
-    }) {
-        parts.insert(0, command.words[0].clone());
-        parts.extend(command.words[1..].iter().cloned());
-    } else {
-        parts.extend(command.words.iter().cloned());
+impl Guard<'_> {
+    /// A command as the message shows it: its words, and the assignments it makes
+    /// (`export MESH_GUARD_OVERRIDE=x`, whose words alone are `export`).
+    pub(super) fn shown(&self, command: &Command) -> String {
+        let mut parts: Vec<String> = command
+            .env
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        if command
+            .words
+            .first()
+            .is_some_and(|w| self.rules.is_declaration(w))
+        {
+            parts.insert(0, command.words[0].clone());
+            parts.extend(command.words[1..].iter().cloned());
+        } else {
+            parts.extend(command.words.iter().cloned());
+        }
+        parts.join(" ")
     }
-    parts.join(" ")
 }

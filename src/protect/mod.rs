@@ -25,16 +25,6 @@ pub const GUARD_VARIABLES: [&str; 6] = [
     "MESH_GUARD_RULES",
 ];
 
-/// Programs that set a variable for sessions other than their own.
-const ENVIRONMENT_SETTERS: [&str; 6] = [
-    "systemctl",
-    "launchctl",
-    "dbus-update-activation-environment",
-    "initctl",
-    "tmux",
-    "screen",
-];
-
 /// Where the guard's own files are, and how the command's paths resolve.
 #[derive(Debug, Clone, Default)]
 pub struct Protected {

@@ -1,7 +1,7 @@
 //! The guard's variables and the files a future session starts from: a startup file, an
 //! assignment of a guard variable, settings that turn the guard off.
 
-use super::{ENVIRONMENT_SETTERS, GUARD_VARIABLES};
+use super::GUARD_VARIABLES;
 use crate::shell::UNKNOWN;
 use std::path::{Path, PathBuf};
 
@@ -56,16 +56,14 @@ pub fn is_startup_file(path: &str) -> bool {
         )
 }
 
-/// `systemctl --user set-environment MESH_GUARD_OVERRIDE=x`, `tmux setenv -g …`,
-/// `launchctl setenv …`: a variable set for the sessions to come.
-pub fn sets_future_environment(words: &[String]) -> bool {
-    let Some(program) = words.first().map(|p| crate::argv::base_name(p)) else {
-        return false;
-    };
-    ENVIRONMENT_SETTERS.contains(&program)
-        && words[1..]
-            .iter()
-            .any(|w| GUARD_VARIABLES.iter().any(|v| w.starts_with(v)))
+/// Whether a word after the program names a guard variable: from an environment setter
+/// (`systemctl --user set-environment MESH_GUARD_OVERRIDE=x`, `tmux setenv -g …`,
+/// `launchctl setenv …`; rules/self.toml), a variable set for the sessions to come.
+pub fn names_guard_variable(words: &[String]) -> bool {
+    words
+        .iter()
+        .skip(1)
+        .any(|w| GUARD_VARIABLES.iter().any(|v| w.starts_with(v)))
 }
 
 /// Whether an agent's `--settings` value (JSON, or a settings file, read if it exists)

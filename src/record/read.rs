@@ -7,9 +7,22 @@ impl Store {
     pub fn query(&self, filter: &Filter) -> Result<Vec<Row>, RecordError> {
         let mut sql = format!("SELECT {ROW_COLUMNS} FROM events WHERE 1 = 1");
         let mut args: Vec<rusqlite::types::Value> = Vec::new();
-        if let Some(kind) = filter.kind {
-            args.push(kind.as_str().to_string().into());
-            sql.push_str(&format!(" AND kind = ?{}", args.len()));
+        if !filter.kinds.is_empty() {
+            let mut any = Vec::new();
+            for kind in &filter.kinds {
+                args.push(kind.as_str().to_string().into());
+                any.push(format!("?{}", args.len()));
+            }
+            sql.push_str(&format!(" AND kind IN ({})", any.join(", ")));
+        }
+        if let Some(rule) = &filter.rule {
+            args.push(rule.clone().into());
+            sql.push_str(&format!(" AND rule = ?{}", args.len()));
+        }
+        if let Some(target) = &filter.target {
+            args.push(target.clone().into());
+            // instr, not LIKE: targets may contain `_` and `%`.
+            sql.push_str(&format!(" AND instr(target, ?{}) > 0", args.len()));
         }
         if let Some(since) = filter.since_ms {
             args.push(since.into());

@@ -17,7 +17,12 @@ pub struct Row {
 /// Which rows `query` returns. `None` fields do not filter.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Filter {
-    pub kind: Option<Kind>,
+    /// Rows of any of these kinds (none: every kind).
+    pub kinds: Vec<Kind>,
+    /// Rows of this rule (`remote-access`).
+    pub rule: Option<String>,
+    /// Rows whose target contains this (`atlas` finds `atlas` and `atlas/mesh-controller`).
+    pub target: Option<String>,
     /// Rows at or after this time (UTC ms).
     pub since_ms: Option<i64>,
     /// Rows at or before this time (UTC ms).

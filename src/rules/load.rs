@@ -2,6 +2,7 @@
 //! operator's rule files, and their errors.
 
 use super::schema::*;
+use super::validate;
 use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
@@ -35,6 +36,8 @@ pub(crate) struct Tables {
     pub(crate) shells: HashMap<String, Rc<Shell>>,
     pub(crate) interpreters: HashMap<String, Rc<Interpreter>>,
     pub(crate) command_env: Vec<String>,
+    pub(crate) declarations: Vec<String>,
+    pub(crate) environment_setters: Vec<String>,
     pub(crate) writers: HashMap<String, Rc<Writer>>,
     pub(crate) agents: HashMap<String, Rc<Agent>>,
 }
@@ -62,6 +65,12 @@ impl Tables {
         for c in file.command_env {
             self.command_env.extend(c.names);
         }
+        for d in file.declaration {
+            self.declarations.extend(d.names);
+        }
+        for e in file.environment_setter {
+            self.environment_setters.extend(e.names);
+        }
     }
 }
 
@@ -81,6 +90,8 @@ pub(crate) enum Kind {
     Shell,
     Interpreter,
     CommandEnv,
+    Declaration,
+    EnvironmentSetter,
     Writer,
     Agent,
 }
@@ -93,6 +104,8 @@ impl Kind {
             Kind::Shell => "shell",
             Kind::Interpreter => "interpreter",
             Kind::CommandEnv => "command_env",
+            Kind::Declaration => "declaration",
+            Kind::EnvironmentSetter => "environment_setter",
             Kind::Writer => "writer",
             Kind::Agent => "agent",
         }
@@ -103,20 +116,16 @@ impl Kind {
 /// TOML, which names the line of a mistake, should the JSON be missing.
 pub(crate) fn built_in_tables(at: usize) -> Tables {
     let (name, text, json) = BUILT_IN[at];
+    // build.rs refused to build with a file that does not read, so neither fails; if one
+    // ever did, the panic is caught and the hook refuses (it never guards with nothing).
     let file = serde_json::from_str::<RulesFile>(json)
         .or_else(|_| parse_toml(name, text))
-        .unwrap_or_default();
+        .unwrap_or_else(|e| panic!("the built-in rules do not read: {e}"));
     let mut tables = Tables::default();
     tables.merge(file);
     tables
 }
 
 pub(crate) fn parse_toml(name: &str, text: &str) -> Result<RulesFile, RulesError> {
-    toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start].matches('\n').count() + 1)
-            .unwrap_or(0);
-        RulesError(format!("{name}:{line}: {}", e.message().trim()))
-    })
+    validate::parse(name, text).map_err(RulesError)
 }

@@ -2,11 +2,14 @@
 //! spelled, and which option or operand names a target in which role.
 //!
 //! The built-in files are compiled in; `--rules DIR` layers more over them (a later
-//! definition of a program name replaces the earlier one).
+//! definition of a program name replaces the earlier one; a built-in program is extended,
+//! or replaced only with `replace = true`: `layer`).
 
+mod layer;
 mod load;
 mod role;
 mod schema;
+mod validate;
 
 pub use load::*;
 pub use role::*;
@@ -54,12 +57,18 @@ impl Rules {
             files.sort();
             for file in files {
                 let text = std::fs::read_to_string(&file).map_err(unreadable)?;
-                rules
-                    .extra
-                    .merge(parse_toml(&file.display().to_string(), &text)?);
+                let name = file.display().to_string();
+                let parsed = parse_toml(&name, &text)?;
+                let parsed = rules.layer(&name, &text, parsed)?;
+                rules.extra.merge(parsed);
             }
         }
         Ok(rules)
+    }
+
+    /// The built-in program `name`, whatever `--rules` says.
+    fn built_in_program(&self, name: &str) -> Option<&Rc<Program>> {
+        self.built_in_for(Kind::Program, name)?.programs.get(name)
     }
 
     /// The tables of the last built-in file that defines `name` as a `kind`.
@@ -98,6 +107,19 @@ impl Rules {
     pub fn is_command_env(&self, name: &str) -> bool {
         self.extra.command_env.iter().any(|n| n == name)
             || self.built_in_for(Kind::CommandEnv, name).is_some()
+    }
+
+    /// Whether `name` is a declaration builtin (`export`, `declare`): its `NAME=VALUE`
+    /// words assign.
+    pub fn is_declaration(&self, name: &str) -> bool {
+        self.extra.declarations.iter().any(|n| n == name)
+            || self.built_in_for(Kind::Declaration, name).is_some()
+    }
+
+    /// Whether `name` sets variables for sessions other than its own (`launchctl setenv`).
+    pub fn is_environment_setter(&self, name: &str) -> bool {
+        self.extra.environment_setters.iter().any(|n| n == name)
+            || self.built_in_for(Kind::EnvironmentSetter, name).is_some()
     }
 
     pub fn shell(&self, name: &str) -> Option<&Shell> {
@@ -166,6 +188,9 @@ mod tests {
         assert!(ssh.operands[1].rest);
         assert!(rules.wrapper("sudo").unwrap().assignments);
         assert!(rules.interpreter("python3.12").is_some());
+        assert!(rules.is_declaration("export") && !rules.is_declaration("grep"));
+        assert!(rules.is_environment_setter("launchctl"));
+        assert_eq!(rules.wrapper("fd").unwrap().command_option[0], "-x");
         assert_eq!(
             rules.program("docker-compose").unwrap().same_as,
             ["docker", "compose"]
@@ -190,7 +215,7 @@ mod tests {
     fn extra_rules_layer_over_the_built_in_ones() {
         let dir = std::env::temp_dir().join(format!("mesh-guard-extra-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("k.toml"), "[[program]]\nnames = [\"kubectl\"]\nover = \"kubectl\"\noperands = [\"verb\", \"container...\"]\n[[program]]\nnames = [\"scp\"]\nover = \"a new scp\"\n").unwrap();
+        std::fs::write(dir.join("k.toml"), "[[program]]\nnames = [\"kubectl\"]\nover = \"kubectl\"\noperands = [\"verb\", \"container...\"]\n[[program]]\nnames = [\"scp\"]\nover = \"a new scp\"\nreplace = true\n").unwrap();
         let rules = Rules::load(Some(&dir)).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(rules.program("kubectl").unwrap().over, "kubectl");

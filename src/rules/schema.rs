@@ -21,6 +21,68 @@ pub struct Syntax {
     /// second (`ssh host -J jump cmd`: ssh reads options again after the destination).
     #[serde(default)]
     pub options_after_first_operand: bool,
+    /// Go's flag package: `-address=x` and `--address x` are one long option each (never a
+    /// group of short ones), both named with one dash (`-address`).
+    #[serde(default)]
+    pub single_dash_long: bool,
+    /// Long options (without `--`) that take two values (`bwrap --bind SRC DEST`).
+    #[serde(default)]
+    pub long_two_values: Vec<String>,
+}
+
+/// Declares a rules table twice: the type the guard reads (its option syntax gathered in
+/// `syntax`), and its TOML form, in which every key is checked. Serde cannot refuse an
+/// unknown key through `#[serde(flatten)]`, so the syntax keys are written out here once.
+macro_rules! with_syntax {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident as $form:ident($form_str:literal) {
+            $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty, )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, Deserialize)]
+        #[serde(from = $form_str)]
+        pub struct $name {
+            $( $(#[$fmeta])* pub $field: $ty, )*
+            pub syntax: Syntax,
+        }
+
+        #[doc(hidden)]
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $form {
+            $( $(#[$fmeta])* $field: $ty, )*
+            #[serde(default)]
+            short_value: String,
+            #[serde(default)]
+            long_value: Vec<String>,
+            #[serde(default)]
+            stop_at_operand: bool,
+            #[serde(default)]
+            options_after_first_operand: bool,
+            #[serde(default)]
+            single_dash_long: bool,
+            #[serde(default)]
+            long_two_values: Vec<String>,
+        }
+
+        impl From<$form> for $name {
+            fn from(f: $form) -> $name {
+                $name {
+                    $( $field: f.$field, )*
+                    syntax: Syntax {
+                        short_value: f.short_value,
+                        long_value: f.long_value,
+                        stop_at_operand: f.stop_at_operand,
+                        options_after_first_operand: f.options_after_first_operand,
+                        single_dash_long: f.single_dash_long,
+                        long_two_values: f.long_two_values,
+                    },
+                }
+            }
+        }
+    };
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -45,37 +107,41 @@ pub(crate) fn operands<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Ope
         .collect()
 }
 
-/// A guarded program (or one of its subcommands).
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct Program {
-    pub names: Vec<String>,
-    /// How the message says it reaches its target: "ssh", "the container engine".
-    #[serde(default)]
-    pub over: String,
-    #[serde(flatten)]
-    pub syntax: Syntax,
-    /// Options with a role; the option's value (or, for a flag, nothing) is the target.
-    #[serde(default)]
-    pub options: HashMap<String, Role>,
-    /// Environment variables with a role (`DOCKER_HOST`).
-    #[serde(default)]
-    pub env: HashMap<String, Role>,
-    #[serde(default, deserialize_with = "operands")]
-    pub operands: Vec<Operand>,
-    #[serde(default)]
-    pub inert: Vec<String>,
-    #[serde(default)]
-    pub subcommand: Vec<Program>,
-    /// The first operand is one of the enclosing program's subcommands.
-    #[serde(default)]
-    pub parent_subcommands: bool,
-    /// This program is another one's spelling: `docker-compose` is `docker compose`.
-    #[serde(default)]
-    pub same_as: Vec<String>,
-    /// The program reaches a machine only through a target it names (`git commit` names
-    /// none): run without one, it needs no catalog, and a broken catalog does not stop it.
-    #[serde(default)]
-    pub only_by_target: bool,
+with_syntax! {
+    /// A guarded program (or one of its subcommands).
+    pub struct Program as ProgramToml("ProgramToml") {
+        pub names: Vec<String>,
+        /// How the message says it reaches its target: "ssh", "the container engine".
+        #[serde(default)]
+        pub over: String,
+        /// Options with a role; the option's value (or, for a flag, nothing) is the target.
+        #[serde(default)]
+        pub options: HashMap<String, Role>,
+        /// Environment variables with a role (`DOCKER_HOST`).
+        #[serde(default)]
+        pub env: HashMap<String, Role>,
+        #[serde(default, deserialize_with = "operands")]
+        pub operands: Vec<Operand>,
+        #[serde(default)]
+        pub inert: Vec<String>,
+        #[serde(default)]
+        pub subcommand: Vec<Program>,
+        /// The first operand is one of the enclosing program's subcommands.
+        #[serde(default)]
+        pub parent_subcommands: bool,
+        /// This program is another one's spelling: `docker-compose` is `docker compose`.
+        #[serde(default)]
+        pub same_as: Vec<String>,
+        /// The program reaches a machine only through a target it names (`git commit` names
+        /// none): run without one, it needs no catalog, and a broken catalog does not stop it.
+        #[serde(default)]
+        pub only_by_target: bool,
+        /// In an operator's `--rules` file: this program replaces the built-in one of the
+        /// same name whole. Without it, naming a built-in program extends it (more names,
+        /// options, environment variables), and redefining it is an error.
+        #[serde(default)]
+        pub replace: bool,
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -89,61 +155,58 @@ pub enum WrapperKind {
     Fd,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct Wrapper {
-    pub names: Vec<String>,
-    #[serde(flatten)]
-    pub syntax: Syntax,
-    #[serde(default)]
-    pub kind: WrapperKind,
-    #[serde(default)]
-    pub skip: usize,
-    #[serde(default)]
-    pub assignments: bool,
-    #[serde(default)]
-    pub shell_option: Vec<String>,
-    #[serde(default)]
-    pub shell_flags: Vec<String>,
-    #[serde(default)]
-    pub split_option: Vec<String>,
-    #[serde(default)]
-    pub shell_rest: bool,
-    #[serde(default)]
-    pub no_program: bool,
-    /// Every operand is a shell command string (`trap 'CMD' EXIT`, `tmux new 'CMD'`); the
-    /// wrapper runs no program of its own words.
-    #[serde(default)]
-    pub shell_operands: bool,
-    /// The words after this option are the program and its arguments (`xterm -e PROGRAM…`);
-    /// without it the wrapper runs no program.
-    #[serde(default)]
-    pub command_option: Vec<String>,
-    #[serde(default)]
-    pub inert: Vec<String>,
-    /// Options whose value is the directory the program runs in (`env -C DIR`).
-    #[serde(default)]
-    pub chdir_option: Vec<String>,
+with_syntax! {
+    pub struct Wrapper as WrapperToml("WrapperToml") {
+        pub names: Vec<String>,
+        #[serde(default)]
+        pub kind: WrapperKind,
+        #[serde(default)]
+        pub skip: usize,
+        #[serde(default)]
+        pub assignments: bool,
+        #[serde(default)]
+        pub shell_option: Vec<String>,
+        #[serde(default)]
+        pub shell_flags: Vec<String>,
+        #[serde(default)]
+        pub split_option: Vec<String>,
+        #[serde(default)]
+        pub shell_rest: bool,
+        #[serde(default)]
+        pub no_program: bool,
+        /// Every operand is a shell command string (`trap 'CMD' EXIT`, `tmux new 'CMD'`); the
+        /// wrapper runs no program of its own words.
+        #[serde(default)]
+        pub shell_operands: bool,
+        /// The words after this option are the program and its arguments (`xterm -e PROGRAM…`);
+        /// without it the wrapper runs no program.
+        #[serde(default)]
+        pub command_option: Vec<String>,
+        #[serde(default)]
+        pub inert: Vec<String>,
+        /// Options whose value is the directory the program runs in (`env -C DIR`).
+        #[serde(default)]
+        pub chdir_option: Vec<String>,
+    }
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct Shell {
-    pub names: Vec<String>,
-    #[serde(flatten)]
-    pub syntax: Syntax,
-    pub command_flag: char,
+with_syntax! {
+    pub struct Shell as ShellToml("ShellToml") {
+        pub names: Vec<String>,
+        pub command_flag: char,
+    }
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct Interpreter {
-    pub names: Vec<String>,
-    #[serde(default)]
-    pub code_options: Vec<String>,
-    /// The first operand is the code (`awk 'PROGRAM'`).
-    #[serde(default)]
-    pub code_operand: bool,
-    #[serde(flatten)]
-    pub syntax: Syntax,
-    pub runs: Vec<String>,
+with_syntax! {
+    pub struct Interpreter as InterpreterToml("InterpreterToml") {
+        pub names: Vec<String>,
+        #[serde(default)]
+        pub code_options: Vec<String>,
+        /// The first operand is the code (`awk 'PROGRAM'`).
+        #[serde(default)]
+        pub code_operand: bool,
+        pub runs: Vec<String>,
+    }
 }
 
 /// A program that changes the files its words name (self-protection: which words of a
@@ -232,6 +295,21 @@ pub(crate) struct RulesFile {
     pub(crate) writer: Vec<Writer>,
     #[serde(default)]
     pub(crate) agent: Vec<Agent>,
+    #[serde(default)]
+    pub(crate) declaration: Vec<Declaration>,
+    #[serde(default)]
+    pub(crate) environment_setter: Vec<Declaration>,
+    /// Policy tests kept beside the rules they test (`mesh-guard test`): not rules.
+    #[serde(default, rename = "case")]
+    pub(crate) _policy_cases: Vec<serde::de::IgnoredAny>,
+}
+
+/// A list of names: shell builtins whose `NAME=VALUE` words assign variables (`export`,
+/// `declare`), or programs that set variables for sessions to come (`launchctl setenv`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Declaration {
+    pub(crate) names: Vec<String>,
 }
 
 /// Environment variables whose value is a command line another program runs.

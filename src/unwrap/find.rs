@@ -4,11 +4,18 @@ use super::{Step, unwrap, with_words};
 use crate::rules::Rules;
 use crate::shell::{Command, UNKNOWN};
 
-/// `find … -exec PROGRAM ARGS… ;` (also `+`, `-execdir`, `-ok`, `-okdir`).
-pub(crate) fn find_exec(rules: &Rules, command: &Command, args: &[String], out: &mut Vec<Step>) {
+/// `find … -exec PROGRAM ARGS… ;` (or `+`): the exec options are the wrapper's
+/// `command_option` (`-exec`, `-execdir`, `-ok`, `-okdir`).
+pub(crate) fn find_exec(
+    rules: &Rules,
+    command: &Command,
+    wrapper: &crate::rules::Wrapper,
+    args: &[String],
+    out: &mut Vec<Step>,
+) {
     let mut i = 0;
     while i < args.len() {
-        if matches!(args[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+        if wrapper.command_option.contains(&args[i]) {
             let end = args[i + 1..]
                 .iter()
                 .position(|a| a == ";" || a == "+")
@@ -25,18 +32,16 @@ pub(crate) fn find_exec(rules: &Rules, command: &Command, args: &[String], out: 
     out.push(Step::Run(command.clone()));
 }
 
-/// `fd PATTERN -x PROGRAM ARGS…`: the rest after `-x`/`--exec` is a command.
+/// `fd PATTERN -x PROGRAM ARGS…`: the rest after one of the wrapper's `command_option`
+/// (`-x`, `--exec`, `-X`, `--exec-batch`) is a command.
 pub(crate) fn fd_exec(
     rules: &Rules,
     command: &Command,
-    _wrapper: &crate::rules::Wrapper,
+    wrapper: &crate::rules::Wrapper,
     args: &[String],
     out: &mut Vec<Step>,
 ) {
-    if let Some(at) = args
-        .iter()
-        .position(|a| matches!(a.as_str(), "-x" | "--exec" | "-X" | "--exec-batch"))
-    {
+    if let Some(at) = args.iter().position(|a| wrapper.command_option.contains(a)) {
         unwrap(rules, with_words(command, args[at + 1..].to_vec()), out);
     }
     out.push(Step::Run(command.clone()));

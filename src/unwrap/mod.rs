@@ -56,7 +56,7 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
                     out.push(Step::Run(command.clone()));
                 }
                 WrapperKind::Prefix => {}
-                WrapperKind::Find => return find_exec(rules, &command, &args, out),
+                WrapperKind::Find => return find_exec(rules, &command, wrapper, &args, out),
                 WrapperKind::Fd => return fd_exec(rules, &command, wrapper, &args, out),
                 WrapperKind::Xargs | WrapperKind::Parallel => {
                     return xargs(rules, command, wrapper, &args, out);

@@ -1,0 +1,167 @@
+//! An operator's `[[program]]` over the built-in ones: a program the guard does not know is
+//! added; naming a built-in program extends it (more names, options, environment variables,
+//! value-taking options, subcommands); redefining one needs `replace = true`. A redefinition
+//! without it is an error, so a file that would silently stop guarding ssh stops every
+//! command instead (fail closed).
+
+use super::*;
+use std::rc::Rc;
+
+/// The keys that say what a program is, rather than add to it: set on a built-in program
+/// without `replace = true`, they redefine it.
+const DEFINING: [&str; 8] = [
+    "over",
+    "operands",
+    "stop_at_operand",
+    "options_after_first_operand",
+    "single_dash_long",
+    "same_as",
+    "only_by_target",
+    "parent_subcommands",
+];
+
+impl Rules {
+    /// `file` (named `name`, read from `text`) with each program that names a built-in one
+    /// either merged into it or checked to replace it on purpose.
+    pub(crate) fn layer(
+        &self,
+        name: &str,
+        text: &str,
+        mut file: RulesFile,
+    ) -> Result<RulesFile, RulesError> {
+        let table: toml::Table = text.parse().unwrap_or_default();
+        let entries = table.get("program").and_then(toml::Value::as_array);
+        let headers = header_lines(text);
+        for (at, program) in file.program.iter_mut().enumerate() {
+            let line = headers.get(at).copied().unwrap_or(1);
+            let here = |what: String| RulesError(format!("{name}:{line}: {what}"));
+            let keys: Vec<&str> = entries
+                .and_then(|e| e.get(at))
+                .and_then(toml::Value::as_table)
+                .map(|t| t.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            let mut built_in: Vec<(&str, &Rc<Program>)> = Vec::new();
+            for n in &program.names {
+                if let Some(found) = self.built_in_program(n)
+                    && !built_in.iter().any(|(_, b)| Rc::ptr_eq(b, found))
+                {
+                    built_in.push((n, found));
+                }
+            }
+            if program.replace {
+                if built_in.is_empty() {
+                    return Err(here(format!(
+                        "`replace = true`, but no built-in program is named {}: it replaces nothing",
+                        quoted(&program.names)
+                    )));
+                }
+                continue;
+            }
+            let [(first, base)] = built_in[..] else {
+                if built_in.is_empty() {
+                    continue;
+                }
+                let names: Vec<String> = built_in.iter().map(|(n, _)| n.to_string()).collect();
+                return Err(here(format!(
+                    "{} are different built-in programs: one [[program]] extends one of them",
+                    quoted(&names)
+                )));
+            };
+            if let Some(key) = DEFINING.iter().find(|k| keys.contains(k)) {
+                return Err(here(format!(
+                    "`{first}` is a built-in program, and `{key}` redefines it: add \
+                     `replace = true` to replace it whole, or leave `{key}` out to extend it"
+                )));
+            }
+            *program = extended(base, program).map_err(|what| {
+                here(format!("`{first}` is a built-in program, and {what}: add `replace = true` to replace it whole"))
+            })?;
+        }
+        Ok(file)
+    }
+}
+
+/// `base` with `more`'s additions; an option or variable whose role it would change is
+/// a redefinition.
+fn extended(base: &Program, more: &Program) -> Result<Program, String> {
+    let mut out = base.clone();
+    for n in &more.names {
+        if !out.names.contains(n) {
+            out.names.push(n.clone());
+        }
+    }
+    for (table, added, what) in [
+        (&mut out.options, &more.options, "option"),
+        (&mut out.env, &more.env, "variable"),
+    ] {
+        for (key, role) in added {
+            match table.get(key) {
+                Some(had) if had != role => {
+                    return Err(format!(
+                        "the {what} `{key}` is a `{}` there, not a `{}`",
+                        role_name(*had),
+                        role_name(*role)
+                    ));
+                }
+                _ => {
+                    table.insert(key.clone(), *role);
+                }
+            }
+        }
+    }
+    for c in more.syntax.short_value.chars() {
+        if !out.syntax.short_value.contains(c) {
+            out.syntax.short_value.push(c);
+        }
+    }
+    for (list, added) in [
+        (&mut out.syntax.long_value, &more.syntax.long_value),
+        (
+            &mut out.syntax.long_two_values,
+            &more.syntax.long_two_values,
+        ),
+        (&mut out.inert, &more.inert),
+    ] {
+        list.extend(
+            added
+                .iter()
+                .filter(|a| !list.contains(a))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+    }
+    out.subcommand.extend(more.subcommand.iter().cloned());
+    Ok(out)
+}
+
+/// A role as the rules spell it (`remote-command`).
+fn role_name(role: Role) -> String {
+    let debug = format!("{role:?}");
+    let mut out = String::new();
+    for (i, c) in debug.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('-');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+fn quoted(names: &[String]) -> String {
+    let list: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    list.join(", ")
+}
+
+/// The line of each `[[program]]` header, in order.
+fn header_lines(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let l = l.trim_start();
+            l.strip_prefix("[[")
+                .and_then(|r| r.split(']').next())
+                .is_some_and(|k| k.trim() == "program")
+        })
+        .map(|(i, _)| i + 1)
+        .collect()
+}

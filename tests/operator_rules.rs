@@ -1,0 +1,170 @@
+//! An operator's `--rules`: a typo or a silent redefinition of a built-in program is an
+//! error naming the file and line, and ssh to the mesh is still refused under it; extending
+//! a built-in program needs no flag (issue 15).
+
+mod common;
+use common::*;
+
+fn check(dir: &Scratch, command: &str) -> Output {
+    run(
+        &["check", command],
+        &[
+            ("MESH_GUARD_CATALOG", &example_catalog()),
+            ("MESH_GUARD_DB", &dir.path("a.db")),
+            ("MESH_GUARD_RULES", &dir.path("rules")),
+        ],
+        b"",
+    )
+}
+
+fn rules(dir: &Scratch, text: &str) -> String {
+    std::fs::create_dir_all(dir.path("rules")).unwrap();
+    dir.write("rules/ops.toml", text).display().to_string()
+}
+
+#[test]
+fn a_typo_in_a_rules_table_is_an_error_naming_file_and_line() {
+    let dir = Scratch::new("rules-typo");
+    let file = rules(
+        &dir,
+        "[[program]]\nnames = [\"kubectl\"]\nover = \"kubectl\"\n\n[program.optoin]\n\"--server\" = \"host\"\n",
+    );
+    let out = check(&dir, "kubectl --server https://atlas:6443 get pods");
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: {file}:5: unknown field `optoin`, expected one of `names`, `over`, \
+             `options`, `env`, `operands`, `inert`, `subcommand`, `parent_subcommands`, \
+             `same_as`, `only_by_target`, `replace`, `short_value`, `long_value`, \
+             `stop_at_operand`, `options_after_first_operand`, `single_dash_long`, \
+             `long_two_values`\n"
+        )
+    );
+}
+
+#[test]
+fn a_misspelt_syntax_key_is_an_error_too() {
+    let dir = Scratch::new("rules-typo-syntax");
+    let file = rules(
+        &dir,
+        "[[wrapper]]\nnames = [\"mywrap\"]\nshort_values = \"u\"\n",
+    );
+    let out = check(&dir, "ls");
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .starts_with(&format!("error: {file}:3: unknown field `short_values`")),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_silent_redefinition_of_ssh_is_an_error_and_ssh_is_still_refused() {
+    let dir = Scratch::new("rules-redefine");
+    let file = rules(&dir, "[[program]]\nnames = [\"ssh\"]\nover = \"ssh\"\n");
+    let out = check(&dir, "ssh atlas uptime");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: {file}:1: `ssh` is a built-in program, and `over` redefines it: add \
+             `replace = true` to replace it whole, or leave `over` out to extend it\n"
+        )
+    );
+    assert_ne!(out.code, 0, "ssh to the mesh passed");
+
+    // The hook itself refuses under the broken rules.
+    let hook = run(
+        &["hook"],
+        &[
+            ("MESH_GUARD_CATALOG", &example_catalog()),
+            ("MESH_GUARD_DB", &dir.path("a.db")),
+            ("MESH_GUARD_RULES", &dir.path("rules")),
+        ],
+        &bash_event("ssh atlas uptime"),
+    );
+    assert_eq!(hook.code, 2, "{}", hook.stdout);
+}
+
+#[test]
+fn changing_a_built_in_options_role_is_a_redefinition() {
+    let dir = Scratch::new("rules-role");
+    let file = rules(
+        &dir,
+        "[[program]]\nnames = [\"ssh\"]\n[program.options]\n\"-J\" = \"ignore\"\n",
+    );
+    let out = check(&dir, "ssh -J atlas example.org");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: {file}:1: `ssh` is a built-in program, and the option `-J` is a \
+             `jump` there, not a `ignore`: add `replace = true` to replace it whole\n"
+        )
+    );
+}
+
+#[test]
+fn replace_true_replaces_and_must_name_a_built_in_program() {
+    let dir = Scratch::new("rules-replace");
+    rules(
+        &dir,
+        "[[program]]\nnames = [\"ssh\"]\nover = \"ssh\"\nreplace = true\n",
+    );
+    // Replaced by a program with no operand roles: the operator asked for it.
+    assert_eq!(check(&dir, "ssh atlas uptime").code, 0);
+
+    let file = rules(&dir, "[[program]]\nnames = [\"sshh\"]\nreplace = true\n");
+    let out = check(&dir, "ls");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: {file}:1: `replace = true`, but no built-in program is named `sshh`: \
+             it replaces nothing\n"
+        )
+    );
+}
+
+#[test]
+fn extending_a_built_in_program_needs_no_flag() {
+    let dir = Scratch::new("rules-extend");
+    rules(
+        &dir,
+        "# An ssh wrapper the mesh ships, and an option it adds.\n[[program]]\nnames = [\"ssh\", \"mssh\"]\nshort_value = \"Z\"\n[program.options]\n\"-Z\" = \"host\"\n",
+    );
+    for command in [
+        "ssh atlas uptime",
+        "mssh atlas uptime",
+        "ssh -Z atlas example.org",
+    ] {
+        let out = check(&dir, command);
+        assert_eq!(out.code, 1, "{command}: {} {}", out.stdout, out.stderr);
+    }
+    assert_eq!(check(&dir, "ssh example.org uptime").code, 0);
+}
+
+#[test]
+fn the_example_rules_hold_their_policy() {
+    let dir = Scratch::new("rules-example");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = run(
+        &[
+            "--rules",
+            &root.join("examples/rules").display().to_string(),
+            "test",
+            &root
+                .join("examples/rules/policy.toml")
+                .display()
+                .to_string(),
+        ],
+        &[
+            ("MESH_GUARD_CATALOG", &example_catalog()),
+            ("MESH_GUARD_DB", &dir.path("a.db")),
+        ],
+        b"",
+    );
+    assert_eq!(
+        (out.code, out.stdout.as_str(), out.stderr.as_str()),
+        (0, "8 cases: 8 hold, 0 fail\n", "")
+    );
+}
