@@ -109,6 +109,8 @@ pub(crate) fn load_rules(paths: &Paths) -> Result<Rules, String> {
 
 /// Prints a refusal the agent understands and exits 2.
 pub fn refuse(agent: Agent, message: &str, note: Option<&str>) -> i32 {
+    // One answer only: the deadline's own refusal may not start while this one is written.
+    crate::deadline::disarm();
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{}", hook::deny(agent, message));
     let _ = out.flush();
