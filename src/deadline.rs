@@ -84,3 +84,20 @@ fn write_all(fd: libc::c_int, mut bytes: &[u8]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// A disarmed deadline never fires: were it to, its handler would end the test process
+    /// (exit 2), failing the whole run.
+    #[test]
+    fn a_disarmed_deadline_does_not_fire() {
+        let armed = super::arm(
+            std::time::Duration::from_millis(50),
+            b"deadline fired after disarm\n".to_vec(),
+            Vec::new(),
+        );
+        assert!(armed);
+        super::disarm();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
