@@ -109,6 +109,8 @@ pub(crate) fn load_rules(paths: &Paths) -> Result<Rules, Error> {
 
 /// Prints a refusal the agent understands and exits 2.
 pub fn refuse(agent: Agent, message: &str, note: Option<&str>) -> i32 {
+    // One answer only: the deadline's own refusal may not start while this one is written.
+    crate::deadline::disarm();
     outln!("{}", hook::deny(agent, message));
     let _ = crate::io::flush_out();
     errln!("{message}");

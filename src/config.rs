@@ -45,18 +45,25 @@ impl Paths {
     /// (root, in a hardened install) is never cached where this user could forge the
     /// cache: without its index it is parsed in memory (decision 0010).
     pub fn lazy_catalog(&self) -> crate::catalog::LazyCatalog {
-        let compiled = crate::catalog::compiled_index_for(&self.catalog);
-        if compiled.is_file() {
-            return crate::catalog::LazyCatalog::with_compiled_index(
-                self.catalog.clone(),
-                compiled,
-            );
-        }
-        if crate::perm::owned_by_other(&self.catalog) {
-            return crate::catalog::LazyCatalog::new(self.catalog.clone());
-        }
-        let cache = crate::catalog::cache_file_for(&self.cache_dir(), &self.catalog);
-        crate::catalog::LazyCatalog::with_cache(self.catalog.clone(), cache)
+        let catalog = self.catalog.clone();
+        let cache_dir = self.cache_dir();
+        // Chosen when first needed: a command with no guarded program makes no file check.
+        crate::catalog::LazyCatalog::chosen_at_first_use(self.catalog.clone(), move || {
+            let compiled = crate::catalog::compiled_index_for(&catalog);
+            if compiled.is_file() {
+                return crate::catalog::CatalogSource {
+                    cache: Some(compiled),
+                    read_only: true,
+                };
+            }
+            if crate::perm::owned_by_other(&catalog) {
+                return crate::catalog::CatalogSource::default();
+            }
+            crate::catalog::CatalogSource {
+                cache: Some(crate::catalog::cache_file_for(&cache_dir, &catalog)),
+                read_only: false,
+            }
+        })
     }
 
     /// The files an agent may not change: the catalog, the rules, the record and the

@@ -41,6 +41,29 @@ pub fn arm(after: Duration, stdout: Vec<u8>, stderr: Vec<u8>) -> bool {
     }
 }
 
+/// Disarms the deadline, before the work writes its own answer: a timer firing during that
+/// write would add the deadline's refusal to it, and the agent would read two answers mixed.
+/// After this returns the handler cannot run; if it ran first, the process has already ended.
+/// Harmless when the deadline was never armed.
+pub fn disarm() {
+    let zero = libc::itimerval {
+        it_interval: libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        },
+        it_value: libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        },
+    };
+    // SAFETY: ignoring a signal and stopping a timer have no preconditions; ignoring also
+    // discards a SIGALRM already pending.
+    unsafe {
+        libc::signal(libc::SIGALRM, libc::SIG_IGN);
+        libc::setitimer(libc::ITIMER_REAL, &zero, std::ptr::null_mut());
+    }
+}
+
 extern "C" fn on_deadline(_signal: libc::c_int) {
     if let Some((stdout, stderr)) = ANSWER.get() {
         write_all(1, stdout);
@@ -59,5 +82,22 @@ fn write_all(fd: libc::c_int, mut bytes: &[u8]) {
             // A closed or failing descriptor: nothing more can be said on it.
             _ => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A disarmed deadline never fires: were it to, its handler would end the test process
+    /// (exit 2), failing the whole run.
+    #[test]
+    fn a_disarmed_deadline_does_not_fire() {
+        let armed = super::arm(
+            std::time::Duration::from_millis(50),
+            b"deadline fired after disarm\n".to_vec(),
+            Vec::new(),
+        );
+        assert!(armed);
+        super::disarm();
+        std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }

@@ -13,12 +13,13 @@ pub struct User {
     pub home: PathBuf,
 }
 
-/// The effective uid of this process (Linux: the owner of `/proc/self`).
+/// The effective uid of this process: one system call, where a `stat` of `/proc/self`
+/// said the same with a path lookup.
 pub fn current_uid() -> Option<u32> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata("/proc/self").ok().map(|m| m.uid())
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        Some(unsafe { libc::geteuid() })
     }
     #[cfg(not(unix))]
     None

@@ -106,3 +106,35 @@ fn a_command_with_no_guarded_program_reads_neither_catalog_nor_cache() {
     );
     assert_eq!(hooks_at_once(dir.path(), 1, "ssh atlas uptime"), [2]);
 }
+
+/// The catalog's source (an operator's compiled index, else the hook's own cache) is chosen
+/// when the catalog is first needed, not when the hook starts: a command with no guarded
+/// program makes no file check for it (issue 19).
+#[test]
+fn the_catalogs_source_is_chosen_when_first_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("catalog.toml");
+    std::fs::write(&file, catalog(20, false)).unwrap();
+    // Older than the cache's racy window, so its stamps alone prove an index current.
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let paths = mesh_guard::config::Paths::resolve(
+        Some(file.clone()),
+        Some(dir.path().join("data/audit.db")),
+        None,
+    );
+    let lazy = paths.lazy_catalog();
+    // The operator compiles an index after the catalog was set up, before it is needed.
+    let index = mesh_guard::catalog::compiled_index_for(&file);
+    mesh_guard::catalog::compile(&file, &index).unwrap();
+    assert!(lazy.get().is_ok());
+    assert!(
+        !paths.cache_dir().exists(),
+        "the catalog was read through a cache chosen before it was needed, not the operator's index"
+    );
+}

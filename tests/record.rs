@@ -456,3 +456,30 @@ fn a_lock_held_past_the_timeout_makes_append_fail() {
     );
     assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 2 });
 }
+
+/// Each hook opens the record, appends and closes (decision 0026: no checkpoint on close).
+/// The write-ahead log must not grow with the record: every open reads it whole, and an
+/// earlier attempt let it reach 26 MB. Every row must still be there and the chain sound.
+#[test]
+fn the_write_ahead_log_stays_bounded_across_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    let mut wal = path.clone().into_os_string();
+    wal.push("-wal");
+    let mut largest = 0;
+    for i in 0..120 {
+        let mut store = Store::open(&path).unwrap();
+        store
+            .append(&event(Kind::Refusal, "s", &format!("ssh atlas {i}"), i))
+            .unwrap();
+        drop(store);
+        largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
+    }
+    assert!(
+        largest < 512 * 1024,
+        "the write-ahead log reached {largest} bytes"
+    );
+    let store = Store::open_read_only(&path).unwrap();
+    assert_eq!(store.rows_after(0).unwrap().len(), 120);
+    assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 120 });
+}

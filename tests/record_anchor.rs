@@ -107,7 +107,14 @@ fn a_rewritten_chain_differs_from_its_anchor() {
     let other = dir.path("other/audit.db");
     refuse(&other, "none", "ssh atlas hostname");
     refuse(&other, "none", "ssh atlas hostname");
-    std::fs::copy(&other, &db).unwrap();
+    // The record is the database and its write-ahead log, kept between hooks (decision 0026):
+    // the newest rows are in the log, so the swap takes both.
+    for suffix in ["", "-wal"] {
+        let from = format!("{}{suffix}", other.display());
+        let to = format!("{}{suffix}", db.display());
+        std::fs::copy(&from, &to).unwrap();
+    }
+    let _ = std::fs::remove_file(format!("{}-shm", db.display()));
     let out = verify(&db, None);
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert!(out.stdout.contains("rewritten"), "{}", out.stdout);

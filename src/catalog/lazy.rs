@@ -10,40 +10,79 @@ use std::path::{Path, PathBuf};
 /// parsing the catalog, and is rewritten whenever the catalog had to be parsed.
 pub struct LazyCatalog {
     path: PathBuf,
-    cache: Option<PathBuf>,
-    /// The cache is the operator's compiled index: read, never written (decision 0010).
-    read_only: bool,
+    source: std::cell::OnceCell<CatalogSource>,
+    /// Chooses the source at first use: the choice looks at files (is there an operator's
+    /// index, whose is the catalog), which a command that needs no catalog should not pay for.
+    choose: Option<Box<dyn Fn() -> CatalogSource + Send>>,
     cell: std::cell::OnceCell<Result<Catalog, Vec<CatalogError>>>,
     /// The catalog parsed afresh after the cache failed under a decision.
     fallback: std::cell::OnceCell<Result<Catalog, Vec<CatalogError>>>,
 }
 
+/// Where a catalog is read from besides its TOML.
+#[derive(Debug, Clone, Default)]
+pub struct CatalogSource {
+    /// The compiled index kept in this file, if any.
+    pub cache: Option<PathBuf>,
+    /// The cache is the operator's compiled index: read, never written (decision 0010).
+    pub read_only: bool,
+}
+
 impl LazyCatalog {
     pub fn new(path: PathBuf) -> Self {
+        LazyCatalog::from_source(path, CatalogSource::default())
+    }
+
+    fn from_source(path: PathBuf, source: CatalogSource) -> Self {
         LazyCatalog {
             path,
-            cache: None,
-            read_only: false,
+            source: std::cell::OnceCell::from(source),
+            choose: None,
             cell: std::cell::OnceCell::new(),
             fallback: std::cell::OnceCell::new(),
         }
     }
 
+    /// The source chosen by `choose` when the catalog is first needed, not before.
+    pub fn chosen_at_first_use(
+        path: PathBuf,
+        choose: impl Fn() -> CatalogSource + Send + 'static,
+    ) -> Self {
+        LazyCatalog {
+            path,
+            source: std::cell::OnceCell::new(),
+            choose: Some(Box::new(choose)),
+            cell: std::cell::OnceCell::new(),
+            fallback: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn source(&self) -> &CatalogSource {
+        self.source
+            .get_or_init(|| self.choose.as_ref().map(|c| c()).unwrap_or_default())
+    }
+
     /// Like `new`, with the compiled index kept in the file `cache`.
     pub fn with_cache(path: PathBuf, cache: PathBuf) -> Self {
-        LazyCatalog {
-            cache: Some(cache),
-            ..LazyCatalog::new(path)
-        }
+        LazyCatalog::from_source(
+            path,
+            CatalogSource {
+                cache: Some(cache),
+                read_only: false,
+            },
+        )
     }
 
     /// Like `with_cache`, but the index is only read: when it is missing or stale the
     /// catalog is parsed in memory and nothing is written (a hardened install's hook).
     pub fn with_compiled_index(path: PathBuf, index: PathBuf) -> Self {
-        LazyCatalog {
-            read_only: true,
-            ..LazyCatalog::with_cache(path, index)
-        }
+        LazyCatalog::from_source(
+            path,
+            CatalogSource {
+                cache: Some(index),
+                read_only: true,
+            },
+        )
     }
 
     /// An already loaded catalog (tests, benchmarks).
@@ -67,7 +106,7 @@ impl LazyCatalog {
     }
 
     fn open(&self) -> Result<Catalog, Vec<CatalogError>> {
-        if let Some(cache) = &self.cache
+        if let Some(cache) = &self.source().cache
             && let Ok(view) = cache::open(cache, &self.path)
         {
             return Ok(Catalog::cached(view));
@@ -79,16 +118,18 @@ impl LazyCatalog {
     /// cannot be written only costs the next call a parse).
     fn load(&self) -> Result<Catalog, Vec<CatalogError>> {
         // Stamped before reading, so that a change made meanwhile is seen as one.
-        let stamps = self
+        let source = self.source();
+        let stamps = source
             .cache
             .as_ref()
             .and_then(|_| cache::stamps(&self.path).ok());
         let sources = read_sources(&self.path).map_err(|e| vec![e])?;
         let catalog = parse(&sources)?;
-        if self.read_only {
+        if source.read_only {
             return Ok(catalog);
         }
-        if let (Some(cache), Some(stamps), Some(index)) = (&self.cache, stamps, catalog.memory()) {
+        if let (Some(cache), Some(stamps), Some(index)) = (&source.cache, stamps, catalog.memory())
+        {
             let _ = cache::write(
                 cache,
                 &self.path,

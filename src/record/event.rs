@@ -128,15 +128,11 @@ pub(crate) fn env_nonempty(name: &str) -> Option<String> {
 }
 
 /// The process's user when the environment does not say: its uid's name in
-/// `/etc/passwd`, or `uid N`.
+/// `/etc/passwd`, or `uid N`. The uid is one system call; the file is read only here, when
+/// neither `USER` nor `LOGNAME` is set (not through NSS: the binary is static).
 pub(crate) fn user_from_uid() -> Option<String> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let uid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))?
-        .split_whitespace()
-        .next()?
-        .to_string();
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() }.to_string();
     let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
     let name = passwd.lines().find_map(|line| {
         let mut fields = line.split(':');
@@ -146,10 +142,19 @@ pub(crate) fn user_from_uid() -> Option<String> {
     Some(name.unwrap_or_else(|| format!("uid {uid}")))
 }
 
+/// The host's name as the kernel has it (`uname`: one system call, where reading
+/// `/proc/sys/kernel/hostname` took three).
 pub(crate) fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|s| s.trim().to_string())
+    // SAFETY: `uname` fills the zeroed struct it is given; its fields are NUL-terminated.
+    let node = unsafe {
+        let mut name: libc::utsname = std::mem::zeroed();
+        (libc::uname(&mut name) == 0).then(|| {
+            std::ffi::CStr::from_ptr(name.nodename.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        })
+    };
+    node.map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .or_else(|| env_nonempty("HOSTNAME"))
         .unwrap_or_default()

@@ -26,14 +26,8 @@ pub(crate) fn side_path(db: &Path, what: &str) -> PathBuf {
     let absolute = std::path::absolute(db).unwrap_or_else(|_| db.to_path_buf());
     let digest = Sha256::digest(absolute.as_os_str().as_encoded_bytes());
     let key = super::chain::hex(&digest[..8]);
-    let uid = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|l| l.split_whitespace().next().map(str::to_string))
-        })
-        .unwrap_or_default();
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
     // The user's runtime directory is private to them; the shared temporary directory is the
     // fallback, where the note is opened without following links (below).
     let base = crate::io::var_os("XDG_RUNTIME_DIR")

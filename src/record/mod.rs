@@ -40,6 +40,12 @@ pub use modes::mode_findings;
 /// but each append is one short transaction, so this is only reached when something is stuck.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Past this size the write-ahead log is checkpointed into the database and emptied, by the
+/// hook whose commit took it there (decision 0026). Every hook reads the whole log when it
+/// opens the record (SQLite rebuilds its index of it), so the limit bounds that read; each
+/// refusal adds about 25 KiB, so one hook in ten or so pays the checkpoint.
+const WAL_LIMIT: u64 = 256 * 1024;
+
 /// An open record.
 pub struct Store {
     conn: Connection,
@@ -97,6 +103,15 @@ impl Store {
     }
 
     fn prepare_for_writing(&mut self) -> Result<(), RecordError> {
+        // The log stays between hooks (decision 0026): a checkpoint on every close cost two
+        // fsyncs, and deleting the log a third and a fourth to create it again (its header,
+        // its directory). `trim_wal` bounds it instead.
+        self.conn
+            .set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                true,
+            )
+            .map_err(|e| self.err(&e))?;
         self.set_wal()?;
         // In WAL mode only FULL syncs the log on every commit: an override must be on disk
         // before the command it allows runs.
@@ -133,6 +148,24 @@ impl Store {
                 Err(e) => return Err(self.err(&e)),
             }
         }
+    }
+
+    /// Checkpoints the write-ahead log into the database and empties it once it is past
+    /// [`WAL_LIMIT`]. Only the emptying keeps it small: SQLite forgets between processes how
+    /// much of the log a checkpoint already copied, so a log that is never emptied grows, and
+    /// every open reads it whole. Best effort and without waiting: while another hook writes
+    /// or a reader holds an old snapshot, the next hook tries again.
+    fn trim_wal(&self) {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        if !std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_LIMIT) {
+            return;
+        }
+        let _ = self.conn.busy_timeout(Duration::ZERO);
+        let _ = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        let _ = self.conn.busy_timeout(BUSY_TIMEOUT);
     }
 
     fn err(&self, e: &rusqlite::Error) -> RecordError {
@@ -188,6 +221,7 @@ impl Store {
             })
             .map_err(err)?;
         tx.commit().map_err(err)?;
+        self.trim_wal();
         if pending_gap.is_some() {
             gap::clear(&self.path);
         }
