@@ -46,8 +46,7 @@ impl Guard<'_> {
             match target::resolve(catalog, c.role, &c.value, c.user.as_deref()) {
                 target::Resolved::Nothing => {}
                 target::Resolved::Unknown => {
-                    unknown
-                        .get_or_insert_with(|| (c.command.clone(), c.value.replace(UNKNOWN, "…")));
+                    unknown.get_or_insert(c);
                 }
                 target::Resolved::Forge(account) => forge = Some(account),
                 target::Resolved::Mesh {
@@ -63,8 +62,14 @@ impl Guard<'_> {
                         target: object.name().to_string(),
                         object: Some(object),
                         shape: c.shape.trim().to_string(),
-                        inner: c.inner.clone(),
                         machine,
+                        inner: c.carried.inner.clone(),
+                        runs: c.carried.runs.clone(),
+                        family: c.carried.family.clone(),
+                        operands: c.carried.operands.clone(),
+                        written: c.command_written.clone(),
+                        verbatim: false,
+                        unknown: None,
                         detail: String::new(),
                     });
                 }
@@ -72,6 +77,7 @@ impl Guard<'_> {
         }
         // What could not be known matters only where the command names the mesh; the
         // words are looked up (one catalog probe each) only when something is unknown.
+        let mut carried = None;
         let why = if let Some(words) = walk.unknown_programs.first() {
             let program = words
                 .first()
@@ -80,9 +86,24 @@ impl Guard<'_> {
                 words.clone(),
                 format!("its program `{program}` cannot be known before it runs"),
             ))
-        } else if let Some((command, value)) = unknown {
+        } else if let Some(c) = unknown {
+            let value = crate::shell::quote::shown(&c.value, &c.command_written, false);
+            let kind = target::placeholder(c.role);
+            // The shape is known: the refusal can still name the tool for it, "if the
+            // target is a mesh machine".
+            carried = Some(Refusal {
+                shape: c.shape.trim().to_string(),
+                inner: c.carried.inner.clone(),
+                runs: c.carried.runs.clone(),
+                family: c.carried.family.clone(),
+                operands: c.carried.operands.clone(),
+                written: c.command_written.clone(),
+                verbatim: false,
+                unknown: Some((value.clone(), kind.to_string())),
+                ..Refusal::plain(Rule::Unverifiable, "", "")
+            });
             Some((
-                command,
+                c.command.clone(),
                 format!("its target `{value}` cannot be known before it runs"),
             ))
         } else {
@@ -99,13 +120,15 @@ impl Guard<'_> {
                 .iter()
                 .find_map(|w| names_mesh_object(catalog, w))
         {
+            let verbatim = carried.is_none() && command.len() == 1;
             return Decision::Refuse(Refusal {
                 reaches: object.describe(),
                 target: object.name().to_string(),
                 object: Some(object),
                 command,
                 detail,
-                ..Refusal::plain(Rule::Unverifiable, source, "")
+                verbatim,
+                ..carried.unwrap_or_else(|| Refusal::plain(Rule::Unverifiable, source, ""))
             });
         }
         if walk

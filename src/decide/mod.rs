@@ -5,6 +5,7 @@
 //! passes even when the catalog is broken, and costs no file read).
 
 mod agents;
+mod carried;
 mod guard_files;
 mod judge;
 mod overrides;
@@ -92,8 +93,23 @@ pub struct Refusal {
     /// The machine the command reaches, when it says, for filling usages.
     pub machine: Option<String>,
     /// The command it carries for the target to run (ssh's remote command, `docker exec`'s
-    /// command), for filling `<command>`.
-    pub inner: Option<String>,
+    /// command), word for word as the agent wrote it, for filling `<command>`.
+    pub inner: Vec<String>,
+    /// The commands that carried command runs once a shell has parsed it and wrappers are
+    /// off (`ssh atlas 'sudo journalctl -u x'` runs `journalctl -u x`), for ranking.
+    pub runs: Vec<Vec<String>>,
+    /// The program's family, as the rules name it (`nerdctl` → `docker`, `docker-compose`
+    /// → `docker compose`): the command is ranked as the family's program too.
+    pub family: Vec<String>,
+    /// The operands the refused program was given (options off), for `<source>`, `<path>`.
+    pub operands: Vec<String>,
+    /// Each word of `command` holding an unknown part, with the text the agent wrote.
+    pub written: Vec<(String, String)>,
+    /// `command` is one piece of source text, shown as written, not words to quote.
+    pub verbatim: bool,
+    /// A target that cannot be known, as written (`"$H"`), and what it would have to be
+    /// to reach the mesh (`machine`): the refusal names the tool for that case.
+    pub unknown: Option<(String, String)>,
     /// What could not be known or checked (unverifiable, fail-closed).
     pub detail: String,
 }
@@ -109,7 +125,13 @@ impl Refusal {
             object: None,
             shape: String::new(),
             machine: None,
-            inner: None,
+            inner: Vec::new(),
+            runs: Vec::new(),
+            family: Vec::new(),
+            operands: Vec::new(),
+            written: Vec::new(),
+            verbatim: true,
+            unknown: None,
             detail: detail.into(),
         }
     }
@@ -129,10 +151,12 @@ struct Candidate {
     role: Role,
     value: String,
     command: Vec<String>,
+    /// The command's unknown words, as written.
+    command_written: Vec<(String, String)>,
     over: String,
     shape: String,
     user: Option<String>,
-    inner: Option<String>,
+    carried: carried::Carried,
 }
 
 #[derive(Default)]
@@ -265,5 +289,5 @@ pub(super) struct Context<'c> {
     over: String,
     shape: Vec<String>,
     user: Option<String>,
-    inner: Option<String>,
+    carried: carried::Carried,
 }

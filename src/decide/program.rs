@@ -20,18 +20,26 @@ impl Guard<'_> {
                     let mut rewritten = sub.to_vec();
                     rewritten.extend(args);
                     args = rewritten;
-                    (real_spec, program.to_string())
+                    (real_spec, real.clone())
                 }
                 None => return,
             },
-            None => (spec, program.to_string()),
+            // Aliases of one program rank and read as the family's: `nerdctl` is `docker`.
+            None => (spec, spec.names.first().cloned().unwrap_or_default()),
+        };
+        let family = match self.rules.program(program) {
+            Some(alias) if !alias.same_as.is_empty() => alias.same_as.clone(),
+            _ => spec.names.first().cloned().into_iter().collect(),
         };
         let context = Context {
             command,
             over: spec.over.clone(),
             shape: vec![name],
             user: None,
-            inner: None,
+            carried: carried::Carried {
+                family,
+                ..Default::default()
+            },
         };
         self.program_args(spec, None, &args, context, walk);
     }
@@ -69,11 +77,9 @@ impl Guard<'_> {
             if let Arg::Option { name, value } = arg
                 && let Some(&role) = spec.options.get(name)
             {
-                let shape = format!(
-                    "{} {name} <{}>",
-                    cx.shape.join(" "),
-                    target::placeholder(role)
-                );
+                // Options are not shape words: `ssh -o 'HostName x'` is `ssh <machine>`.
+                let _ = name;
+                let shape = format!("{} <{}>", cx.shape.join(" "), target::placeholder(role));
                 self.candidate(role, value.clone().unwrap_or_default(), &cx, shape, walk);
             }
         }
@@ -111,7 +117,7 @@ impl Guard<'_> {
             self.program_args(sub, parent, &rest, cx, walk);
             return;
         }
-        cx.inner = inner_command(spec, &operands);
+        self.carry(spec, &operands, &mut cx.carried, cx.command.depth);
         let mut at = 0;
         for operand in &spec.operands {
             if at >= operands.len() {
@@ -222,19 +228,11 @@ impl Guard<'_> {
             role,
             value,
             command: cx.command.words.clone(),
+            command_written: cx.command.written.clone(),
             over: cx.over.clone(),
             shape,
             user: cx.user.clone(),
-            inner: cx.inner.clone(),
+            carried: cx.carried.clone(),
         });
     }
-}
-
-/// The words an operand list gives to a remote or nested command, joined.
-pub(super) fn inner_command(spec: &Program, operands: &[&str]) -> Option<String> {
-    let at = spec
-        .operands
-        .iter()
-        .position(|o| matches!(o.role, Role::RemoteCommand | Role::Command))?;
-    (at < operands.len()).then(|| operands[at..].join(" "))
 }

@@ -76,7 +76,7 @@ impl Guard<'_> {
                 over: "bash's /dev/tcp".into(),
                 shape: vec![],
                 user: None,
-                inner: None,
+                carried: carried::Carried::default(),
             };
             self.candidate(Role::Host, host, &cx, "/dev/tcp/<machine>".into(), walk);
         }
