@@ -56,6 +56,24 @@ impl Guard<'_> {
         if argv::has(&scanned, &spec.inert) {
             return;
         }
+        // What a program with no subcommand here carries is known before its options'
+        // targets are: `ssh -o 'HostName x' y uptime` carries `uptime`.
+        {
+            let operands: Vec<&str> = argv::operands(&scanned).collect();
+            let subcommands = if spec.parent_subcommands {
+                parent.map(|p| p.subcommand.as_slice()).unwrap_or(&[])
+            } else {
+                spec.subcommand.as_slice()
+            };
+            let sub = operands.first().is_some_and(|first| {
+                subcommands
+                    .iter()
+                    .any(|s| s.names.iter().any(|n| n == first))
+            });
+            if !sub {
+                self.carry(spec, &operands, &mut cx.carried, cx.command.depth);
+            }
+        }
         for arg in &scanned {
             if let Arg::Option { name, value } = arg {
                 match spec.options.get(name) {
@@ -117,7 +135,6 @@ impl Guard<'_> {
             self.program_args(sub, parent, &rest, cx, walk);
             return;
         }
-        self.carry(spec, &operands, &mut cx.carried, cx.command.depth);
         let mut at = 0;
         for operand in &spec.operands {
             if at >= operands.len() {

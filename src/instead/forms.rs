@@ -23,6 +23,16 @@ pub fn forms(refusal: &Refusal, machine: Option<&str>) -> Vec<Vec<String>> {
         family.extend(words[1..].iter().cloned());
         forms.push(family);
     }
+    // systemctl's compound verbs rank as the verb they come to.
+    if program == "systemctl"
+        && let Some(at) = words.iter().position(|w| verb_as(w).is_some())
+    {
+        for verb in verb_as(&words[at]).unwrap_or_default() {
+            let mut form = words.clone();
+            form[at] = verb.to_string();
+            forms.push(form);
+        }
+    }
     // `service UNIT VERB`: systemctl's grammar is `systemctl VERB UNIT`.
     if program == "service"
         && let [_, unit, verb, rest @ ..] = words.as_slice()
@@ -46,7 +56,12 @@ pub fn forms(refusal: &Refusal, machine: Option<&str>) -> Vec<Vec<String>> {
     } else {
         words[..words.len().saturating_sub(refusal.inner.len())].to_vec()
     };
-    for run in &runs {
+    // A run with a part that cannot be known (`systemctl status $(cat f)`) is not ranked
+    // on: what it does is not known.
+    for run in runs
+        .iter()
+        .filter(|r| r.iter().all(|w| crate::shell::is_known(w)))
+    {
         let mut form = head.clone();
         form.extend(run.iter().cloned());
         forms.push(form);
@@ -62,4 +77,15 @@ pub fn forms(refusal: &Refusal, machine: Option<&str>) -> Vec<Vec<String>> {
         forms.extend((1..words.len()).map(|i| words[i..].to_vec()));
     }
     forms
+}
+
+/// systemctl's verbs that do what a plainer verb does (`reload-or-restart`: a reload, or a
+/// restart), in the order they rank.
+fn verb_as(verb: &str) -> Option<&'static [&'static str]> {
+    Some(match verb {
+        "reload-or-restart" | "try-reload-or-restart" => &["reload", "restart"],
+        "try-restart" | "condrestart" => &["restart"],
+        "force-reload" => &["reload"],
+        _ => return None,
+    })
 }

@@ -46,10 +46,10 @@ pub fn join(words: &[String], written: &[(String, String)]) -> String {
 /// One word as shell text (see [`join`]); `first`: it stands where a program does, so an
 /// `=` in it is quoted too (bare, it would be an assignment).
 pub fn shown(word: &str, written: &[(String, String)], first: bool) -> String {
+    if let Some((_, raw)) = written.iter().find(|(w, _)| w == word) {
+        return one_line(raw);
+    }
     if word.contains(UNKNOWN) {
-        if let Some((_, raw)) = written.iter().find(|(w, _)| w == word) {
-            return one_line(raw);
-        }
         return quote(&word.replace(UNKNOWN, "…"));
     }
     if first && word.contains('=') {

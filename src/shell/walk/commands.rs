@@ -24,8 +24,15 @@ impl Walker<'_> {
         let mut written = Vec::new();
         for word in &simple.args {
             let fields = self.fields(word);
-            for field in fields.iter().flatten().filter(|f| f.contains(UNKNOWN)) {
-                written.push((field.clone(), word.span.slice(self.src).to_string()));
+            // An unknown part, or the session's home (a host path a message never shows).
+            let raw = word.span.slice(self.src);
+            let home = raw.contains("$HOME") || raw.contains("${HOME");
+            for field in fields
+                .iter()
+                .flatten()
+                .filter(|f| home || f.contains(UNKNOWN))
+            {
+                written.push((field.clone(), raw.to_string()));
             }
             alternatives = self.product(alternatives, fields);
         }
