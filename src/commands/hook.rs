@@ -37,12 +37,18 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
     }
     let rules = match load_rules(paths) {
         Ok(rules) => rules,
-        Err(_) => {
-            return refuse(
-                event.agent,
-                &fail_closed("the guard's rules are invalid"),
-                None,
-            );
+        Err(error) => {
+            let shown = match &event.action {
+                Action::Shell { command } => command.clone(),
+                Action::WriteFile { path, .. } => format!("write {path}"),
+                Action::Other => String::new(),
+            };
+            let refusal = Refusal {
+                broken: Some(crate::decide::Broken::Rules(error)),
+                ..Refusal::plain(Rule::FailClosed, &shown, "")
+            };
+            let message = message::render(&refusal, &[]);
+            return crate::session::answer_refusal(paths, &event, &refusal, &[], &message);
         }
     };
     let catalog = paths.lazy_catalog();

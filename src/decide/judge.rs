@@ -70,6 +70,7 @@ impl Guard<'_> {
                         written: c.command_written.clone(),
                         verbatim: false,
                         unknown: None,
+                        broken: None,
                         detail: String::new(),
                     });
                 }

@@ -75,6 +75,15 @@ pub enum PassReason {
     ForgeAccount { account: String },
 }
 
+/// The guard's own setup is broken: the operator's to fix, never the agent's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Broken {
+    /// The catalog is missing or invalid: its first error, naming its file (and line).
+    Catalog(String),
+    /// A rules file is invalid: its first error, naming its file.
+    Rules(String),
+}
+
 /// The facts of a refusal; `message` renders them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
@@ -110,6 +119,8 @@ pub struct Refusal {
     /// A target that cannot be known, as written (`"$H"`), and what it would have to be
     /// to reach the mesh (`machine`): the refusal names the tool for that case.
     pub unknown: Option<(String, String)>,
+    /// The guard's setup is broken (fail-closed): what the operator must fix.
+    pub broken: Option<Broken>,
     /// What could not be known or checked (unverifiable, fail-closed).
     pub detail: String,
 }
@@ -132,6 +143,7 @@ impl Refusal {
             written: Vec::new(),
             verbatim: true,
             unknown: None,
+            broken: None,
             detail: detail.into(),
         }
     }
@@ -254,12 +266,12 @@ impl Guard<'_> {
         }
         let catalog = match self.catalog.get() {
             Ok(catalog) => catalog,
-            Err(_) => {
-                return Decision::Refuse(Refusal::plain(
-                    Rule::FailClosed,
-                    source,
-                    "the mesh catalog is missing or invalid, so a command that runs a guarded program cannot be checked",
-                ));
+            Err(errors) => {
+                let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
+                return Decision::Refuse(Refusal {
+                    broken: Some(Broken::Catalog(first)),
+                    ..Refusal::plain(Rule::FailClosed, source, "")
+                });
             }
         };
         self.judge(catalog, source, walk)

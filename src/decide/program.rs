@@ -91,13 +91,15 @@ impl Guard<'_> {
                 }
             }
         }
+        let by_option = walk.candidates.len();
         for arg in &scanned {
             if let Arg::Option { name, value } = arg
                 && let Some(&role) = spec.options.get(name)
             {
-                // Options are not shape words: `ssh -o 'HostName x'` is `ssh <machine>`.
+                // Options are not shape words: `docker -H x ps` is `docker ps` (the
+                // subcommand is added below), as a `replaces` entry would say it.
                 let _ = name;
-                let shape = format!("{} <{}>", cx.shape.join(" "), target::placeholder(role));
+                let shape = cx.shape.join(" ");
                 self.candidate(role, value.clone().unwrap_or_default(), &cx, shape, walk);
             }
         }
@@ -126,6 +128,9 @@ impl Guard<'_> {
         {
             let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
             cx.shape.push(first.to_string());
+            for found in &mut walk.candidates[by_option..] {
+                found.shape = format!("{} {first}", found.shape);
+            }
             // A nested subcommand table (`docker container logs`) is the parent's.
             let parent = if sub.parent_subcommands {
                 parent.or(Some(spec))

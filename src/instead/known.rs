@@ -50,6 +50,8 @@ impl Known {
         let mut known = Known::from_refusal(refusal);
         let machine = known.values.get(&Placeholder::Machine).cloned();
         let words = refusal.command.iter().chain(refusal.runs.iter().flatten());
+        // A target that cannot be known: what the command names elsewhere is not it.
+        let words = words.filter(|_| refusal.unknown.is_none());
         for word in words {
             let object = catalog
                 .container(word)
@@ -133,6 +135,12 @@ impl Known {
 
     pub fn from_refusal(refusal: &Refusal) -> Known {
         let mut values = Values::new();
+        if refusal.unknown.is_some() {
+            return Known {
+                values,
+                any_target: true,
+            };
+        }
         if let Some(machine) = &refusal.machine {
             values.insert(Placeholder::Machine, machine.clone());
         }

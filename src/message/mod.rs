@@ -2,6 +2,8 @@
 //! command, then that nothing else is disabled. Under 1,000 characters, no host paths.
 
 use crate::decide::{OVERRIDE_VAR, Refusal, Rule};
+pub mod setup;
+
 use crate::instead::Suggestion;
 use crate::shell::{UNKNOWN, quote};
 
@@ -78,10 +80,16 @@ pub fn render_for(refusal: &Refusal, instead: &[Suggestion], hints: Hints) -> St
             } else {
                 format!("`{command}`")
             };
-            format!(
-                "Tell the operator: mesh-guard could not check {what}: {}; it refuses what it cannot check. {NOTHING_ELSE}",
-                refusal.detail
-            )
+            match &refusal.broken {
+                Some(broken) => format!(
+                    "Tell the operator: {} Until the operator fixes it, mesh-guard refuses {what} and every command that runs a program it guards; the agent cannot fix this, so do not work round it. {NOTHING_ELSE}",
+                    setup::reason(broken)
+                ),
+                None => format!(
+                    "Tell the operator: mesh-guard could not check {what}: {}; it refuses what it cannot check. {NOTHING_ELSE}",
+                    refusal.detail
+                ),
+            }
         }
     };
     cap(text)

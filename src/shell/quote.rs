@@ -22,6 +22,9 @@ pub fn quote(word: &str) -> String {
                 '\r' => out.push_str("\\r"),
                 '\\' => out.push_str("\\\\"),
                 '\'' => out.push_str("\\'"),
+                c if (c as u32) < 0x80 && c.is_control() => {
+                    out.push_str(&format!("\\x{:02x}", c as u32))
+                }
                 c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
                 c => out.push(c),
             }
