@@ -96,10 +96,16 @@ impl Guard<'_> {
             if let Arg::Option { name, value } = arg
                 && let Some(&role) = spec.options.get(name)
             {
-                // Options are not shape words: `docker -H x ps` is `docker ps` (the
-                // subcommand is added below), as a `replaces` entry would say it.
-                let _ = name;
-                let shape = cx.shape.join(" ");
+                // An option that says where the program connects is not a shape word:
+                // `docker -H x ps` is `docker ps` (the subcommand is added below), as a
+                // `replaces` entry would say it. One that names an object is:
+                // `journalctl -u <unit>`.
+                let kind = target::placeholder(role);
+                let shape = if kind == "machine" {
+                    cx.shape.join(" ")
+                } else {
+                    format!("{} {name} <{kind}>", cx.shape.join(" "))
+                };
                 self.candidate(role, value.clone().unwrap_or_default(), &cx, shape, walk);
             }
         }
@@ -139,6 +145,14 @@ impl Guard<'_> {
             };
             self.program_args(sub, parent, &rest, cx, walk);
             return;
+        }
+        // A subcommand the rules do not list (`docker ps`) is still the shape's word.
+        if !subcommands.is_empty()
+            && let Some(first) = operands.first()
+        {
+            for found in &mut walk.candidates[by_option..] {
+                found.shape = format!("{} {first}", found.shape);
+            }
         }
         let mut at = 0;
         for operand in &spec.operands {
