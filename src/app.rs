@@ -97,7 +97,8 @@ pub fn suggestions(catalog: &Catalog, refusal: &Refusal) -> Vec<Suggestion> {
 
 /// The refusal for what went wrong before a decision could be made.
 pub fn fail_closed(detail: &str) -> String {
-    message::render(&Refusal::plain(Rule::FailClosed, "", detail), &[])
+    let why = crate::decide::Why::Internal(detail.to_string());
+    message::render(&Refusal::plain(Rule::FailClosed, "", why), &[])
 }
 
 pub(crate) fn load_rules(paths: &Paths) -> Result<Rules, String> {

@@ -80,7 +80,7 @@ pub fn answer_refusal(
         refused.shape = refusal.shape.clone();
     }
     // A broken setup: the record says what the operator must fix, as the message does.
-    if let Some(broken) = &refusal.broken {
+    if let crate::decide::Why::Broken(broken) = &refusal.why {
         refused.reason = crate::message::setup::reason(broken);
     }
     // Every row of a session with an override carries its scope (decision 0015).

@@ -30,7 +30,7 @@ impl Guard<'_> {
                         target: object.name().to_string(),
                         object: Some(object),
                         machine,
-                        ..Refusal::plain(rule, "", "")
+                        ..Refusal::plain(rule, "", Why::Reaches)
                     }),
                     _ => None,
                 },
@@ -70,8 +70,7 @@ impl Guard<'_> {
                         written: c.command_written.clone(),
                         verbatim: false,
                         unknown: None,
-                        broken: None,
-                        detail: String::new(),
+                        why: Why::Reaches,
                     });
                 }
             }
@@ -83,10 +82,7 @@ impl Guard<'_> {
             let program = words
                 .first()
                 .map_or(String::new(), |w| w.replace(UNKNOWN, "…"));
-            Some((
-                words.clone(),
-                format!("its program `{program}` cannot be known before it runs"),
-            ))
+            Some((words.clone(), Why::UnknownProgram(program)))
         } else if let Some(c) = unknown {
             let value = crate::shell::quote::shown(&c.value, &c.command_written, false);
             let kind = target::placeholder(c.role);
@@ -101,21 +97,15 @@ impl Guard<'_> {
                 written: c.command_written.clone(),
                 verbatim: false,
                 unknown: Some((value.clone(), kind.to_string())),
-                ..Refusal::plain(Rule::Unverifiable, "", "")
+                ..Refusal::plain(Rule::Unverifiable, "", Why::Reaches)
             });
-            Some((
-                c.command.clone(),
-                format!("its target `{value}` cannot be known before it runs"),
-            ))
+            Some((c.command.clone(), Why::UnknownTarget(value)))
         } else {
-            walk.unparsable.first().map(|text| {
-                (
-                    vec![text.clone()],
-                    "part of it cannot be parsed as a shell command".to_string(),
-                )
-            })
+            walk.unparsable
+                .first()
+                .map(|text| (vec![text.clone()], Why::Unparsable))
         };
-        if let Some((command, detail)) = why
+        if let Some((command, why)) = why
             && let Some(object) = walk
                 .words
                 .iter()
@@ -127,9 +117,10 @@ impl Guard<'_> {
                 target: object.name().to_string(),
                 object: Some(object),
                 command,
-                detail,
+                why,
                 verbatim,
-                ..carried.unwrap_or_else(|| Refusal::plain(Rule::Unverifiable, source, ""))
+                ..carried
+                    .unwrap_or_else(|| Refusal::plain(Rule::Unverifiable, source, Why::Reaches))
             });
         }
         if walk
@@ -140,7 +131,7 @@ impl Guard<'_> {
             return Decision::Refuse(Refusal::plain(
                 Rule::Unverifiable,
                 source,
-                "part of it cannot be parsed as a shell command, and it mentions a program the guard checks",
+                Why::UnparsableGuarded,
             ));
         }
         match forge {

@@ -84,6 +84,49 @@ pub enum Broken {
     Rules(String),
 }
 
+/// Why a command is refused, beyond the object it reaches: typed here, said by `message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    /// Nothing beyond the mesh object it reaches and how (the mesh rules).
+    Reaches,
+    /// Its program cannot be known before it runs (as written).
+    UnknownProgram(String),
+    /// A target cannot be known before it runs (as written).
+    UnknownTarget(String),
+    /// Part of it cannot be parsed as a shell command.
+    Unparsable,
+    /// Part of it cannot be parsed, and it mentions a program the guard checks.
+    UnparsableGuarded,
+    /// Longer than the guard reads.
+    TooLong { kib: usize },
+    /// The walk reached one of its limits (the limit, in the walk's words).
+    Incomplete(String),
+    /// It turns the guard's plugin off.
+    PluginOff,
+    /// It starts an agent with a guard variable it sets itself.
+    AgentVariable(String),
+    /// It starts an agent with its configuration moved away from the guard's hooks.
+    AgentConfigMoved(String),
+    /// It starts an agent with settings that switch the guard's hooks off.
+    AgentSettingsOff,
+    /// It starts an agent without the settings that hold the guard's hooks.
+    AgentWithoutSettings,
+    /// It starts an agent with its hooks configured away.
+    AgentHooksAway,
+    /// It opens the guard's audit record with another client.
+    OpensRecord,
+    /// It changes the guard's own files or the agent's hook settings.
+    ChangesGuardFiles,
+    /// It sets the override (or another guard variable) for a session.
+    SetsOverride,
+    /// A file tool writes the override into a file a session starts from.
+    WritesOverride,
+    /// The guard's setup is broken: the operator's to fix.
+    Broken(Broken),
+    /// What went wrong before a decision could be made (the command layer's words).
+    Internal(String),
+}
+
 /// The facts of a refusal; `message` renders them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
@@ -119,14 +162,12 @@ pub struct Refusal {
     /// A target that cannot be known, as written (`"$H"`), and what it would have to be
     /// to reach the mesh (`machine`): the refusal names the tool for that case.
     pub unknown: Option<(String, String)>,
-    /// The guard's setup is broken (fail-closed): what the operator must fix.
-    pub broken: Option<Broken>,
-    /// What could not be known or checked (unverifiable, fail-closed).
-    pub detail: String,
+    /// Why, beyond what it reaches: what could not be known or checked, what it changes.
+    pub why: Why,
 }
 
 impl Refusal {
-    pub fn plain(rule: Rule, command: &str, detail: impl Into<String>) -> Refusal {
+    pub fn plain(rule: Rule, command: &str, why: Why) -> Refusal {
         Refusal {
             rule,
             command: vec![command.to_string()],
@@ -143,8 +184,7 @@ impl Refusal {
             written: Vec::new(),
             verbatim: true,
             unknown: None,
-            broken: None,
-            detail: detail.into(),
+            why,
         }
     }
 }
@@ -230,10 +270,9 @@ impl Guard<'_> {
             return Decision::Refuse(Refusal::plain(
                 Rule::Unverifiable,
                 &source[..source.floor_char_boundary(80)],
-                format!(
-                    "the command is longer than {} KiB, too long to check",
-                    MAX_SOURCE_BYTES / 1024
-                ),
+                Why::TooLong {
+                    kib: MAX_SOURCE_BYTES / 1024,
+                },
             ));
         }
         let mut walk = Walk::default();
@@ -252,7 +291,11 @@ impl Guard<'_> {
             return Decision::Refuse(refusal);
         }
         if let Some(why) = walk.incomplete {
-            return Decision::Refuse(Refusal::plain(Rule::Unverifiable, source, why));
+            return Decision::Refuse(Refusal::plain(
+                Rule::Unverifiable,
+                source,
+                Why::Incomplete(why),
+            ));
         }
         let quick_pass = walk.candidates.is_empty()
             && !walk.guarded
@@ -268,10 +311,11 @@ impl Guard<'_> {
             Ok(catalog) => catalog,
             Err(errors) => {
                 let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
-                return Decision::Refuse(Refusal {
-                    broken: Some(Broken::Catalog(first)),
-                    ..Refusal::plain(Rule::FailClosed, source, "")
-                });
+                return Decision::Refuse(Refusal::plain(
+                    Rule::FailClosed,
+                    source,
+                    Why::Broken(Broken::Catalog(first)),
+                ));
             }
         };
         self.judge(catalog, source, walk)

@@ -42,10 +42,7 @@ impl Guard<'_> {
                     .any(|w| protect::is_startup_file(w)));
         let plants =
             (written_text && into_startup_file) || protect::sets_future_environment(&command.words);
-        (sets || plants).then(|| Refusal {
-            detail: format!("it sets {OVERRIDE_VAR} or another of the guard's variables, which only the operator may set, in the environment a session starts with"),
-            ..Refusal::plain(Rule::Override, &shown(command), "")
-        })
+        (sets || plants).then(|| Refusal::plain(Rule::Override, &shown(command), Why::SetsOverride))
     }
 }
 

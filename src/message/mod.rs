@@ -3,6 +3,7 @@
 
 use crate::decide::{OVERRIDE_VAR, Refusal, Rule};
 pub mod setup;
+pub mod why;
 
 use crate::instead::Suggestion;
 use crate::shell::{UNKNOWN, quote};
@@ -50,11 +51,11 @@ pub fn render_for(refusal: &Refusal, instead: &[Suggestion], hints: Hints) -> St
         }
         Rule::Override => format!(
             "Ask the operator: only they can override mesh-guard, by starting the session with {OVERRIDE_VAR} set. mesh-guard refused `{command}`: {}. {NOTHING_ELSE}",
-            refusal.detail
+            why::clause(&refusal.why)
         ),
         Rule::SelfProtection => format!(
             "Ask the operator to make this change: mesh-guard refused `{command}`: {}. {NOTHING_ELSE}",
-            refusal.detail
+            why::clause(&refusal.why)
         ),
         Rule::Unverifiable => {
             let reaches = if refusal.reaches.is_empty() {
@@ -71,7 +72,7 @@ pub fn render_for(refusal: &Refusal, instead: &[Suggestion], hints: Hints) -> St
             };
             format!(
                 "{lead} mesh-guard refused `{command}`: {}.{reaches}{search} {NOTHING_ELSE}",
-                refusal.detail
+                why::clause(&refusal.why)
             )
         }
         Rule::FailClosed => {
@@ -80,14 +81,14 @@ pub fn render_for(refusal: &Refusal, instead: &[Suggestion], hints: Hints) -> St
             } else {
                 format!("`{command}`")
             };
-            match &refusal.broken {
-                Some(broken) => format!(
+            match &refusal.why {
+                crate::decide::Why::Broken(broken) => format!(
                     "Tell the operator: {} Until the operator fixes it, mesh-guard refuses {what} and every command that runs a program it guards; the agent cannot fix this, so do not work round it. {NOTHING_ELSE}",
                     setup::reason(broken)
                 ),
-                None => format!(
+                why => format!(
                     "Tell the operator: mesh-guard could not check {what}: {}; it refuses what it cannot check. {NOTHING_ELSE}",
-                    refusal.detail
+                    why::clause(why)
                 ),
             }
         }
