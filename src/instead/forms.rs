@@ -58,13 +58,22 @@ pub fn forms(refusal: &Refusal, machine: Option<&str>) -> Vec<Vec<String>> {
     };
     // A run with a part that cannot be known (`systemctl status $(cat f)`) is not ranked
     // on: what it does is not known.
+    // `podman exec redis redis-cli` is also `docker exec redis redis-cli`.
+    let family_head: Option<Vec<String>> =
+        (!remote && !refusal.family.is_empty() && refusal.family != [program]).then(|| {
+            let mut h = refusal.family.clone();
+            h.extend(head.iter().skip(1).cloned());
+            h
+        });
     for run in runs
         .iter()
         .filter(|r| r.iter().all(|w| crate::shell::is_known(w)))
     {
-        let mut form = head.clone();
-        form.extend(run.iter().cloned());
-        forms.push(form);
+        for head in std::iter::once(&head).chain(family_head.as_ref()) {
+            let mut form = head.clone();
+            form.extend(run.iter().cloned());
+            forms.push(form);
+        }
         // On another machine, what runs there is a command as if typed there.
         if remote {
             forms.push(run.clone());
