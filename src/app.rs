@@ -6,7 +6,7 @@ use crate::config::Paths;
 use crate::decide::{Decision, Guard, Refusal, Rule};
 use crate::error::{Error, exit};
 use crate::hook::{self, Agent};
-use crate::instead::{self, Known, Suggestion};
+use crate::instead::{self, Suggestion};
 use crate::message;
 use crate::rules::Rules;
 use std::path::PathBuf;
@@ -67,7 +67,9 @@ fn decide_once(
     let (instead, message) = match &decision {
         Decision::Refuse(refusal) => {
             let instead = match catalog.get() {
-                Ok(c) if is_mesh_rule(refusal.rule) => suggestions(c, refusal),
+                Ok(c) if is_mesh_rule(refusal.rule) || refusal.unknown.is_some() => {
+                    suggestions(c, refusal)
+                }
                 _ => Vec::new(),
             };
             let message = message::render(refusal, &instead);
@@ -90,17 +92,13 @@ fn is_mesh_rule(rule: Rule) -> bool {
 }
 
 pub fn suggestions(catalog: &Catalog, refusal: &Refusal) -> Vec<Suggestion> {
-    instead::rank(
-        catalog,
-        &refusal.command,
-        &Known::from_command(catalog, refusal),
-        3,
-    )
+    instead::rank_refusal(catalog, refusal, 3)
 }
 
 /// The refusal for what went wrong before a decision could be made.
 pub fn fail_closed(detail: &str) -> String {
-    message::render(&Refusal::plain(Rule::FailClosed, "", detail), &[])
+    let why = crate::decide::Why::Internal(detail.to_string());
+    message::render(&Refusal::plain(Rule::FailClosed, "", why), &[])
 }
 
 pub(crate) fn load_rules(paths: &Paths) -> Result<Rules, Error> {

@@ -36,6 +36,14 @@ impl Error {
             Error::Rules(_) | Error::Catalog(_) | Error::Input(_) => exit::ERROR,
         }
     }
+
+    /// The first problem, without the `error: ` prefix: what a refusal tells the operator.
+    pub fn first_problem(&self) -> String {
+        match self {
+            Error::Rules(why) | Error::Input(why) => why.clone(),
+            Error::Catalog(problems) => problems.first().cloned().unwrap_or_default(),
+        }
+    }
 }
 
 /// One `error: …` line per problem, as the commands print them on stderr.

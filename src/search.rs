@@ -29,10 +29,9 @@ pub fn search(catalog: &Catalog, rules: &Rules, source: &str) -> Result<Answer, 
         catalog: &lazy,
         protected: &protected,
     };
-    let (words, known, refused) = match guard.decide(source) {
+    let (found, refused) = match guard.decide(source) {
         Decision::Refuse(refusal) if is_mesh_rule(refusal.rule) => (
-            refusal.command.clone(),
-            Known::from_command(catalog, &refusal),
+            instead::rank_refusal(catalog, &refusal, usize::MAX),
             Some(refusal.shape),
         ),
         decision => match shell_words::split(source) {
@@ -41,12 +40,14 @@ pub fn search(catalog: &Catalog, rules: &Rules, source: &str) -> Result<Answer, 
             Ok(words) => {
                 let refused = matches!(decision, Decision::Refuse(_))
                     .then(|| words.first().cloned().unwrap_or_default());
-                (words, Known::default(), refused)
+                (
+                    instead::rank(catalog, &words, &Known::default(), usize::MAX),
+                    refused,
+                )
             }
             Err(_) => return Err("the command is not valid shell words".into()),
         },
     };
-    let found = instead::rank(catalog, &words, &known, usize::MAX);
     Ok(match refused {
         _ if !found.is_empty() => Answer::Found(found),
         Some(shape) if !shape.is_empty() => Answer::Create { shape },

@@ -79,6 +79,10 @@ pub fn answer_refusal(
     if instead.is_empty() && !refusal.shape.is_empty() {
         refused.shape = refusal.shape.clone();
     }
+    // A broken setup: the record says what the operator must fix, as the message does.
+    if let crate::decide::Why::Broken(broken) = &refusal.why {
+        refused.reason = crate::message::setup::reason(broken);
+    }
     // Every row of a session with an override carries its scope (decision 0015).
     if override_reason().is_some() {
         refused.scope = scope_text();

@@ -14,8 +14,8 @@ const CORE: [&str; 7] = [
     "src/shell",
     "src/unwrap",
     "src/decide",
-    "src/instead.rs",
-    "src/message.rs",
+    "src/instead",
+    "src/message",
     "src/rules/schema.rs",
     "src/rules/role.rs",
 ];

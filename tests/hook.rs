@@ -177,13 +177,11 @@ fn a_broken_catalog_refuses_guarded_programs_only() {
         let out = run(&["hook"], &env, &bash_event("ssh atlas uptime"));
         assert_eq!(out.code, 2);
         let message = claude_denial(&out.stdout);
+        // Issue 14: addressed to the operator, with the file and its first error.
         assert!(
-            message.contains("catalog is missing or invalid"),
+            message.starts_with("Tell the operator: mesh-guard's catalog cannot be used: ")
+                && message.contains(&*catalog.to_string_lossy()),
             "{message}"
-        );
-        assert!(
-            !message.contains(&*dir.0.to_string_lossy()),
-            "no host paths: {message}"
         );
         let out = run(
             &["hook"],

@@ -99,12 +99,9 @@ fn usages_are_filled_from_what_the_command_named() {
         "docker exec -it mesh-postgres psql -U app",
     );
     assert_eq!(json["instead"][0]["usage"], "mesh db shell postgres");
-    // A module on two machines: the machine is not known, and stays visible.
+    // A module on two machines: the machine is not known, and its optional part is left out.
     let json = check(&example_catalog(), "docker logs mesh-gateway");
-    assert_eq!(
-        json["instead"][0]["usage"],
-        "mesh logs gateway [--machine <machine>]"
-    );
+    assert_eq!(json["instead"][0]["usage"], "mesh logs gateway");
 }
 
 /// Every rule family, with a tool in the catalog and without one.
@@ -124,11 +121,11 @@ fn every_family_with_and_without_a_tool() {
         (
             "scp f atlas:/tmp",
             "scp <machine>",
-            "mesh copy <source> atlas:<path>",
+            "mesh copy f atlas:/tmp",
         ),
         (
             "docker -H ssh://atlas ps",
-            "docker -H <machine>",
+            "docker ps",
             "mesh status <module> --machine atlas",
         ),
         (

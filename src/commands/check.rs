@@ -154,13 +154,5 @@ pub fn run(
 }
 
 pub(crate) fn refusal_reason(r: &Refusal) -> String {
-    if r.reaches.is_empty() {
-        r.detail.clone()
-    } else if r.detail.is_empty() {
-        format!("it reaches {} {}", r.reaches, message::over_phrase(r))
-            .trim_end()
-            .to_string()
-    } else {
-        format!("{}; it names {}", r.detail, r.reaches)
-    }
+    message::why::reason(r)
 }

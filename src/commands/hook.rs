@@ -2,7 +2,7 @@
 
 use crate::app::{decide, fail_closed, load_rules, message_for, refuse};
 use crate::config::Paths;
-use crate::decide::{Decision, Refusal, Rule};
+use crate::decide::{Decision, Refusal, Rule, Why};
 use crate::error::exit;
 use crate::hook::{self, Action, AgentChoice};
 use crate::message;
@@ -37,12 +37,19 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
     }
     let rules = match load_rules(paths) {
         Ok(rules) => rules,
-        Err(_) => {
-            return refuse(
-                event.agent,
-                &fail_closed("the guard's rules are invalid"),
-                None,
+        Err(error) => {
+            let shown = match &event.action {
+                Action::Shell { command } => command.clone(),
+                Action::WriteFile { path, .. } => format!("write {path}"),
+                Action::Other => String::new(),
+            };
+            let refusal = Refusal::plain(
+                Rule::FailClosed,
+                &shown,
+                Why::Broken(crate::decide::Broken::Rules(error.first_problem())),
             );
+            let message = message::render(&refusal, &[]);
+            return crate::session::answer_refusal(paths, &event, &refusal, &[], &message);
         }
     };
     let catalog = paths.lazy_catalog();
@@ -101,10 +108,11 @@ pub(crate) fn write_refusal(
 ) -> Option<Refusal> {
     let protected = paths.protected(cwd);
     if protected.covers(path, None) {
-        return Some(Refusal {
-            detail: "it changes the guard's own files (its catalog, rules, record or plugin) or the agent's hook settings; those are the operator's".into(),
-            ..Refusal::plain(Rule::SelfProtection, &format!("write {path}"), "")
-        });
+        return Some(Refusal::plain(
+            Rule::SelfProtection,
+            &format!("write {path}"),
+            Why::ChangesGuardFiles,
+        ));
     }
     // The guard's variables written where a session starts from (a README may say them),
     // judged by the file the write would leave as well as by its own text (decision 0008).
@@ -119,8 +127,11 @@ pub(crate) fn write_refusal(
                     .any(|v| crate::protect::usetime::mentions(&text, v))
             })
     };
-    (startup && sets()).then(|| Refusal {
-        detail: format!("it writes {} or another of the guard's variables into a file a session starts from; only the operator may set them", crate::decide::OVERRIDE_VAR),
-        ..Refusal::plain(Rule::Override, &format!("write {path}"), "")
+    (startup && sets()).then(|| {
+        Refusal::plain(
+            Rule::Override,
+            &format!("write {path}"),
+            Why::WritesOverride,
+        )
     })
 }

@@ -77,7 +77,15 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
             code = exit::OK;
         }
     }
-    let catalog = crate::catalog::load(&paths.catalog).ok();
+    let loaded = crate::catalog::load(&paths.catalog);
+    // A broken catalog refuses every guarded command: the operator hears it at the start.
+    let broken = loaded.as_ref().err().map(|errors| {
+        crate::decide::Broken::Catalog(errors.first().map(|e| e.to_string()).unwrap_or_default())
+    });
+    if let Some(broken) = &broken {
+        eprintln!("{}", crate::message::setup::session_warning(broken));
+    }
+    let catalog = loaded.ok();
     // The operator may read this where the agent's hooks log; the agent sees no table.
     if catalog.as_ref().is_some_and(|c| c.machine_count() == 0) {
         errln!(
@@ -90,7 +98,10 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
         Some(table) => format!(
             "This machine's shell commands are checked by mesh-guard. For the mesh's machines, containers and units, use the mesh's own tools instead of ssh, scp, docker, journalctl or systemctl:\n\n{table}\nIf no tool fits, tell the operator which tool is missing rather than working round the guard."
         ),
-        None => "This machine's shell commands are checked by mesh-guard: use the mesh's own tools for its machines, containers and units, not ssh, docker or journalctl.".to_string(),
+        None => match &broken {
+            Some(broken) => crate::message::setup::session_context(broken),
+            None => "This machine's shell commands are checked by mesh-guard: use the mesh's own tools for its machines, containers and units, not ssh, docker or journalctl.".to_string(),
+        },
     };
     outln!(
         "{}",

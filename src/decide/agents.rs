@@ -1,12 +1,12 @@
 //! Self-protection: an agent CLI started, or its plugins changed, so the guard would not run.
 
-use super::{Guard, Walk, option_values};
+use super::{Guard, Walk, Why, option_values};
 use crate::argv::base_name;
 use crate::protect;
 use crate::shell::{Command, UNKNOWN};
 impl Guard<'_> {
     /// An agent CLI started, or its plugins changed, so that the guard would not run.
-    pub(super) fn agent_without_guard(&self, command: &Command, walk: &Walk) -> Option<String> {
+    pub(super) fn agent_without_guard(&self, command: &Command, walk: &Walk) -> Option<Why> {
         let (agent, args) = self.agent_in(&command.words)?;
         if let Some(open) = args.iter().position(|a| agent.plugin_commands.contains(a))
             && args[open..].iter().any(|a| agent.plugin_off.contains(a))
@@ -14,7 +14,7 @@ impl Guard<'_> {
                 a.starts_with("mesh-guard") || a.contains(UNKNOWN) || a == "--all" || a == "-a"
             })
         {
-            return Some("turns the guard's plugin off".into());
+            return Some(Why::PluginOff);
         }
         let scoped = walk.scopes.last();
         let set_to = |name: &str| -> Vec<String> {
@@ -32,15 +32,13 @@ impl Guard<'_> {
         };
         for name in protect::GUARD_VARIABLES {
             if !set_to(name).is_empty() {
-                return Some(format!("starts an agent with {name} set by the command"));
+                return Some(Why::AgentVariable(name.to_string()));
             }
         }
         for name in &agent.config_env {
             let current = self.protected.own_env(name);
             if set_to(name).iter().any(|v| Some(v) != current.as_ref()) {
-                return Some(format!(
-                    "starts an agent with {name} moved, away from the settings that hold the guard's hooks"
-                ));
+                return Some(Why::AgentConfigMoved(name.to_string()));
             }
         }
         for value in option_values(args, &agent.settings_options) {
@@ -48,9 +46,7 @@ impl Guard<'_> {
                 &self.protected.expand_tilde(&value),
                 walk.cwd.as_deref().or(self.protected.cwd.as_deref()),
             ) {
-                return Some(
-                    "starts an agent with settings that switch the guard's hooks off".into(),
-                );
+                return Some(Why::AgentSettingsOff);
             }
         }
         for value in option_values(args, &agent.setting_sources_options) {
@@ -62,9 +58,7 @@ impl Guard<'_> {
                     .iter()
                     .any(|s| !given.contains(s))
             {
-                return Some(
-                    "starts an agent without the settings that hold the guard's hooks".into(),
-                );
+                return Some(Why::AgentWithoutSettings);
             }
         }
         for value in option_values(args, &agent.config_options) {
@@ -74,7 +68,7 @@ impl Guard<'_> {
                 .unwrap_or_default()
                 .to_ascii_lowercase();
             if key.contains("hook") || key.contains(UNKNOWN) {
-                return Some("starts an agent with its hooks configured away".into());
+                return Some(Why::AgentHooksAway);
             }
         }
         None

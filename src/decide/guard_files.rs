@@ -1,6 +1,6 @@
 //! Self-protection: the guard's own files are not the agent's to write.
 
-use super::{Guard, Refusal, Rule, Walk, option_values};
+use super::{Guard, Refusal, Rule, Walk, Why, option_values};
 use crate::argv::base_name;
 use crate::protect;
 use crate::shell::{Command, Stdin, UNKNOWN};
@@ -12,9 +12,8 @@ impl Guard<'_> {
     pub(super) fn self_protection(&self, command: &Command, walk: &Walk) -> Option<Refusal> {
         if let Some(why) = self.agent_without_guard(command, walk) {
             return Some(Refusal {
-                detail: format!("it {why}; that is the operator's to do"),
                 target: "mesh-guard".into(),
-                ..Refusal::plain(Rule::SelfProtection, &self.shown(command), "")
+                ..Refusal::plain(Rule::SelfProtection, &self.shown(command), why)
             });
         }
         if self.protected.paths.is_empty() {
@@ -53,15 +52,14 @@ impl Guard<'_> {
                     .find_map(|c| self.code_names_guard_file(c, walk))
             });
         let hit = hit?;
-        let what = if program.starts_with("sqlite") || program == "litecli" {
-            "opens the guard's audit record with another client"
+        let why = if program.starts_with("sqlite") || program == "litecli" {
+            Why::OpensRecord
         } else {
-            "changes the guard's own files (its catalog, rules, record, binary or plugin) or the agent's hook settings"
+            Why::ChangesGuardFiles
         };
         Some(Refusal {
-            detail: format!("it {what}; those are the operator's"),
             target: base_name(&hit.replace(UNKNOWN, "…")).to_string(),
-            ..Refusal::plain(Rule::SelfProtection, &self.shown(command), "")
+            ..Refusal::plain(Rule::SelfProtection, &self.shown(command), why)
         })
     }
 

@@ -1,6 +1,6 @@
 //! With the catalog: each candidate target resolved, the first that reaches the mesh refused.
 
-use super::{Decision, Guard, MAX_SOURCE_BYTES, PassReason, Refusal, Rule, Walk, target};
+use super::{Decision, Guard, MAX_SOURCE_BYTES, PassReason, Refusal, Rule, Walk, Why, target};
 use crate::catalog::{Catalog, MeshObject};
 use crate::shell::{self, UNKNOWN};
 use std::collections::HashMap;
@@ -32,7 +32,7 @@ impl Guard<'_> {
                         target: object.name().to_string(),
                         object: Some(object),
                         machine,
-                        ..Refusal::plain(rule, "", "")
+                        ..Refusal::plain(rule, "", Why::Reaches)
                     }),
                     _ => None,
                 },
@@ -48,8 +48,7 @@ impl Guard<'_> {
             match target::resolve(catalog, c.role, &c.value, c.user.as_deref()) {
                 target::Resolved::Nothing => {}
                 target::Resolved::Unknown => {
-                    unknown
-                        .get_or_insert_with(|| (c.command.clone(), c.value.replace(UNKNOWN, "…")));
+                    unknown.get_or_insert(c);
                 }
                 target::Resolved::Forge(account) => forge = Some(account),
                 target::Resolved::Mesh {
@@ -65,49 +64,65 @@ impl Guard<'_> {
                         target: object.name().to_string(),
                         object: Some(object),
                         shape: c.shape.trim().to_string(),
-                        inner: c.inner.clone(),
                         machine,
-                        detail: String::new(),
+                        inner: c.carried.inner.clone(),
+                        runs: c.carried.runs.clone(),
+                        family: c.carried.family.clone(),
+                        operands: c.carried.operands.clone(),
+                        written: c.command_written.clone(),
+                        verbatim: false,
+                        unknown: None,
+                        why: Why::Reaches,
                     });
                 }
             }
         }
         // What could not be known matters only where the command names the mesh; the
         // words are looked up (one catalog probe each) only when something is unknown.
+        let mut carried = None;
         let why = if let Some(words) = walk.unknown_programs.first() {
             let program = words
                 .first()
                 .map_or(String::new(), |w| w.replace(UNKNOWN, "…"));
-            Some((
-                words.clone(),
-                format!("its program `{program}` cannot be known before it runs"),
-            ))
-        } else if let Some((command, value)) = unknown {
-            Some((
-                command,
-                format!("its target `{value}` cannot be known before it runs"),
-            ))
+            Some((words.clone(), Why::UnknownProgram(program)))
+        } else if let Some(c) = unknown {
+            let value = crate::shell::quote::shown(&c.value, &c.command_written, false);
+            let kind = c.role.placeholder();
+            // The shape is known: the refusal can still name the tool for it, "if the
+            // target is a mesh machine".
+            carried = Some(Refusal {
+                shape: c.shape.trim().to_string(),
+                inner: c.carried.inner.clone(),
+                runs: c.carried.runs.clone(),
+                family: c.carried.family.clone(),
+                operands: c.carried.operands.clone(),
+                written: c.command_written.clone(),
+                verbatim: false,
+                unknown: Some((value.clone(), kind.to_string())),
+                ..Refusal::plain(Rule::Unverifiable, "", Why::Reaches)
+            });
+            Some((c.command.clone(), Why::UnknownTarget(value)))
         } else {
-            walk.unparsable.first().map(|text| {
-                (
-                    vec![text.clone()],
-                    "part of it cannot be parsed as a shell command".to_string(),
-                )
-            })
+            walk.unparsable
+                .first()
+                .map(|text| (vec![text.clone()], Why::Unparsable))
         };
-        if let Some((command, detail)) = why
+        if let Some((command, why)) = why
             && let Some(object) = walk
                 .words
                 .iter()
                 .find_map(|w| names_mesh_object(catalog, w))
         {
+            let verbatim = carried.is_none() && command.len() == 1;
             return Decision::Refuse(Refusal {
                 reaches: object.describe(),
                 target: object.name().to_string(),
                 object: Some(object),
                 command,
-                detail,
-                ..Refusal::plain(Rule::Unverifiable, source, "")
+                why,
+                verbatim,
+                ..carried
+                    .unwrap_or_else(|| Refusal::plain(Rule::Unverifiable, source, Why::Reaches))
             });
         }
         if walk
@@ -118,7 +133,7 @@ impl Guard<'_> {
             return Decision::Refuse(Refusal::plain(
                 Rule::Unverifiable,
                 source,
-                "part of it cannot be parsed as a shell command, and it mentions a program the guard checks",
+                Why::UnparsableGuarded,
             ));
         }
         match forge {

@@ -5,6 +5,7 @@
 //! passes even when the catalog is broken, and costs no file read).
 
 mod agents;
+mod carried;
 mod guard_files;
 mod judge;
 mod overrides;
@@ -71,6 +72,58 @@ pub enum PassReason {
     ForgeAccount { account: String },
 }
 
+/// The guard's own setup is broken: the operator's to fix, never the agent's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Broken {
+    /// The catalog is missing or invalid: its first error, naming its file (and line).
+    Catalog(String),
+    /// A rules file is invalid: its first error, naming its file.
+    Rules(String),
+}
+
+/// Why a command is refused, beyond the object it reaches: typed here, said by `message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    /// Nothing beyond the mesh object it reaches and how (the mesh rules).
+    Reaches,
+    /// Its program cannot be known before it runs (as written).
+    UnknownProgram(String),
+    /// A target cannot be known before it runs (as written).
+    UnknownTarget(String),
+    /// Part of it cannot be parsed as a shell command.
+    Unparsable,
+    /// Part of it cannot be parsed, and it mentions a program the guard checks.
+    UnparsableGuarded,
+    /// Longer than the guard reads.
+    TooLong { kib: usize },
+    /// The walk reached one of its limits (the limit, in the walk's words).
+    Incomplete(String),
+    /// It turns the guard's plugin off.
+    PluginOff,
+    /// It starts an agent with a guard variable it sets itself.
+    AgentVariable(String),
+    /// It starts an agent with its configuration moved away from the guard's hooks.
+    AgentConfigMoved(String),
+    /// It starts an agent with settings that switch the guard's hooks off.
+    AgentSettingsOff,
+    /// It starts an agent without the settings that hold the guard's hooks.
+    AgentWithoutSettings,
+    /// It starts an agent with its hooks configured away.
+    AgentHooksAway,
+    /// It opens the guard's audit record with another client.
+    OpensRecord,
+    /// It changes the guard's own files or the agent's hook settings.
+    ChangesGuardFiles,
+    /// It sets the override (or another guard variable) for a session.
+    SetsOverride,
+    /// A file tool writes the override into a file a session starts from.
+    WritesOverride,
+    /// The guard's setup is broken: the operator's to fix.
+    Broken(Broken),
+    /// What went wrong before a decision could be made (the command layer's words).
+    Internal(String),
+}
+
 /// The facts of a refusal; `message` renders them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
@@ -89,14 +142,29 @@ pub struct Refusal {
     /// The machine the command reaches, when it says, for filling usages.
     pub machine: Option<String>,
     /// The command it carries for the target to run (ssh's remote command, `docker exec`'s
-    /// command), for filling `<command>`.
-    pub inner: Option<String>,
-    /// What could not be known or checked (unverifiable, fail-closed).
-    pub detail: String,
+    /// command), word for word as the agent wrote it, for filling `<command>`.
+    pub inner: Vec<String>,
+    /// The commands that carried command runs once a shell has parsed it and wrappers are
+    /// off (`ssh atlas 'sudo journalctl -u x'` runs `journalctl -u x`), for ranking.
+    pub runs: Vec<Vec<String>>,
+    /// The program's family, as the rules name it (`nerdctl` → `docker`, `docker-compose`
+    /// → `docker compose`): the command is ranked as the family's program too.
+    pub family: Vec<String>,
+    /// The operands the refused program was given (options off), for `<source>`, `<path>`.
+    pub operands: Vec<String>,
+    /// Each word of `command` holding an unknown part, with the text the agent wrote.
+    pub written: Vec<(String, String)>,
+    /// `command` is one piece of source text, shown as written, not words to quote.
+    pub verbatim: bool,
+    /// A target that cannot be known, as written (`"$H"`), and what it would have to be
+    /// to reach the mesh (`machine`): the refusal names the tool for that case.
+    pub unknown: Option<(String, String)>,
+    /// Why, beyond what it reaches: what could not be known or checked, what it changes.
+    pub why: Why,
 }
 
 impl Refusal {
-    pub fn plain(rule: Rule, command: &str, detail: impl Into<String>) -> Refusal {
+    pub fn plain(rule: Rule, command: &str, why: Why) -> Refusal {
         Refusal {
             rule,
             command: vec![command.to_string()],
@@ -106,8 +174,14 @@ impl Refusal {
             object: None,
             shape: String::new(),
             machine: None,
-            inner: None,
-            detail: detail.into(),
+            inner: Vec::new(),
+            runs: Vec::new(),
+            family: Vec::new(),
+            operands: Vec::new(),
+            written: Vec::new(),
+            verbatim: true,
+            unknown: None,
+            why,
         }
     }
 }
@@ -126,10 +200,12 @@ struct Candidate {
     role: Role,
     value: String,
     command: Vec<String>,
+    /// The command's unknown words, as written.
+    command_written: Vec<(String, String)>,
     over: String,
     shape: String,
     user: Option<String>,
-    inner: Option<String>,
+    carried: carried::Carried,
 }
 
 #[derive(Default)]
@@ -191,10 +267,9 @@ impl Guard<'_> {
             return Decision::Refuse(Refusal::plain(
                 Rule::Unverifiable,
                 &source[..source.floor_char_boundary(80)],
-                format!(
-                    "the command is longer than {} KiB, too long to check",
-                    MAX_SOURCE_BYTES / 1024
-                ),
+                Why::TooLong {
+                    kib: MAX_SOURCE_BYTES / 1024,
+                },
             ));
         }
         let mut walk = Walk::default();
@@ -213,7 +288,11 @@ impl Guard<'_> {
             return Decision::Refuse(refusal);
         }
         if let Some(why) = walk.incomplete {
-            return Decision::Refuse(Refusal::plain(Rule::Unverifiable, source, why));
+            return Decision::Refuse(Refusal::plain(
+                Rule::Unverifiable,
+                source,
+                Why::Incomplete(why),
+            ));
         }
         let quick_pass = walk.candidates.is_empty()
             && !walk.guarded
@@ -227,11 +306,12 @@ impl Guard<'_> {
         }
         let catalog = match self.catalog.get() {
             Ok(catalog) => catalog,
-            Err(_) => {
+            Err(errors) => {
+                let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
                 return Decision::Refuse(Refusal::plain(
                     Rule::FailClosed,
                     source,
-                    "the mesh catalog is missing or invalid, so a command that runs a guarded program cannot be checked",
+                    Why::Broken(Broken::Catalog(first)),
                 ));
             }
         };
@@ -262,5 +342,5 @@ pub(super) struct Context<'c> {
     over: String,
     shape: Vec<String>,
     user: Option<String>,
-    inner: Option<String>,
+    carried: carried::Carried,
 }

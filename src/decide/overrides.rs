@@ -1,6 +1,6 @@
 //! Case 4: a command may not grant itself the operator's override.
 
-use super::{Guard, OVERRIDE_VAR, Refusal, Rule};
+use super::{Guard, OVERRIDE_VAR, Refusal, Rule, Why};
 use crate::argv::base_name;
 use crate::protect;
 use crate::shell::{Command, Stdin};
@@ -39,10 +39,8 @@ impl Guard<'_> {
         let plants = (written_text && into_startup_file)
             || (self.rules.is_environment_setter(program)
                 && protect::names_guard_variable(&command.words));
-        (sets || plants).then(|| Refusal {
-            detail: format!("it sets {OVERRIDE_VAR} or another of the guard's variables, which only the operator may set, in the environment a session starts with"),
-            ..Refusal::plain(Rule::Override, &self.shown(command), "")
-        })
+        (sets || plants)
+            .then(|| Refusal::plain(Rule::Override, &self.shown(command), Why::SetsOverride))
     }
 }
 

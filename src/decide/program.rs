@@ -1,6 +1,6 @@
 //! A guarded program's arguments read against its rules: every target it names.
 
-use super::{Candidate, Context, Guard, Walk, target};
+use super::{Candidate, Context, Guard, Walk, carried, target};
 use crate::argv::{self, Arg, base_name};
 use crate::rules::{Program, Role};
 use crate::shell::Command;
@@ -22,18 +22,26 @@ impl Guard<'_> {
                     let mut rewritten = sub.to_vec();
                     rewritten.extend(args);
                     args = rewritten;
-                    (real_spec, program.to_string())
+                    (real_spec, real.clone())
                 }
                 None => return,
             },
-            None => (spec, program.to_string()),
+            // Aliases of one program rank and read as the family's: `nerdctl` is `docker`.
+            None => (spec, spec.names.first().cloned().unwrap_or_default()),
+        };
+        let family = match self.rules.program(program) {
+            Some(alias) if !alias.same_as.is_empty() => alias.same_as.clone(),
+            _ => spec.names.first().cloned().into_iter().collect(),
         };
         let context = Context {
             command,
             over: spec.over.clone(),
             shape: vec![name],
             user: None,
-            inner: None,
+            carried: carried::Carried {
+                family,
+                ..Default::default()
+            },
         };
         self.program_args(spec, None, &args, context, walk);
     }
@@ -49,6 +57,24 @@ impl Guard<'_> {
         let scanned = argv::scan(&spec.syntax, args);
         if argv::has(&scanned, &spec.inert) {
             return;
+        }
+        // What a program with no subcommand here carries is known before its options'
+        // targets are: `ssh -o 'HostName x' y uptime` carries `uptime`.
+        {
+            let operands: Vec<&str> = argv::operands(&scanned).collect();
+            let subcommands = if spec.parent_subcommands {
+                parent.map(|p| p.subcommand.as_slice()).unwrap_or(&[])
+            } else {
+                spec.subcommand.as_slice()
+            };
+            let sub = operands.first().is_some_and(|first| {
+                subcommands
+                    .iter()
+                    .any(|s| s.names.iter().any(|n| n == first))
+            });
+            if !sub {
+                self.carry(spec, &operands, &mut cx.carried, cx.command.depth);
+            }
         }
         for arg in &scanned {
             if let Arg::Option { name, value } = arg {
@@ -67,11 +93,21 @@ impl Guard<'_> {
                 }
             }
         }
+        let by_option = walk.candidates.len();
         for arg in &scanned {
             if let Arg::Option { name, value } = arg
                 && let Some(&role) = spec.options.get(name)
             {
-                let shape = format!("{} {name} <{}>", cx.shape.join(" "), role.placeholder());
+                // An option that says where the program connects is not a shape word:
+                // `docker -H x ps` is `docker ps` (the subcommand is added below), as a
+                // `replaces` entry would say it. One that names an object is:
+                // `journalctl -u <unit>`.
+                let kind = role.placeholder();
+                let shape = if kind == "machine" {
+                    cx.shape.join(" ")
+                } else {
+                    format!("{} {name} <{kind}>", cx.shape.join(" "))
+                };
                 self.candidate(role, value.clone().unwrap_or_default(), &cx, shape, walk);
             }
         }
@@ -96,6 +132,9 @@ impl Guard<'_> {
         {
             let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
             cx.shape.push(first.to_string());
+            for found in &mut walk.candidates[by_option..] {
+                found.shape = format!("{} {first}", found.shape);
+            }
             // A nested subcommand table (`docker container logs`) is the parent's.
             let parent = if sub.parent_subcommands {
                 parent.or(Some(spec))
@@ -105,7 +144,14 @@ impl Guard<'_> {
             self.program_args(sub, parent, &rest, cx, walk);
             return;
         }
-        cx.inner = inner_command(spec, &operands);
+        // A subcommand the rules do not list (`docker ps`) is still the shape's word.
+        if !subcommands.is_empty()
+            && let Some(first) = operands.first()
+        {
+            for found in &mut walk.candidates[by_option..] {
+                found.shape = format!("{} {first}", found.shape);
+            }
+        }
         let mut at = 0;
         for operand in &spec.operands {
             if at >= operands.len() {
@@ -205,19 +251,11 @@ impl Guard<'_> {
             role,
             value,
             command: cx.command.words.clone(),
+            command_written: cx.command.written.clone(),
             over: cx.over.clone(),
             shape,
             user: cx.user.clone(),
-            inner: cx.inner.clone(),
+            carried: cx.carried.clone(),
         });
     }
-}
-
-/// The words an operand list gives to a remote or nested command, joined.
-pub(super) fn inner_command(spec: &Program, operands: &[&str]) -> Option<String> {
-    let at = spec
-        .operands
-        .iter()
-        .position(|o| matches!(o.role, Role::RemoteCommand | Role::Command))?;
-    (at < operands.len()).then(|| operands[at..].join(" "))
 }

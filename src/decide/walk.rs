@@ -1,7 +1,7 @@
 //! The walk: scripts, commands, payloads and `cd`, collecting where a guarded program
 //! names a target (before the catalog is read).
 
-use super::{Context, Guard, MAX_PAYLOAD_DEPTH, Walk, option_values};
+use super::{Context, Guard, MAX_PAYLOAD_DEPTH, Walk, carried, option_values};
 use crate::argv::base_name;
 use crate::rules::Role;
 use crate::shell::{self, Command, Script, Stdin, UNKNOWN};
@@ -81,7 +81,7 @@ impl Guard<'_> {
                 over: "bash's /dev/tcp".into(),
                 shape: vec![],
                 user: None,
-                inner: None,
+                carried: carried::Carried::default(),
             };
             self.candidate(Role::Host, host, &cx, "/dev/tcp/<machine>".into(), walk);
         }

@@ -7,6 +7,7 @@
 //! `$host` they must not trust.
 
 mod expand;
+pub mod quote;
 mod walk;
 
 pub use walk::is_socket_path;
@@ -52,6 +53,9 @@ pub struct Command {
     pub files: Vec<(String, String)>,
     /// How many payloads (`bash -c`, `eval`, ssh remote commands) it sits inside.
     pub depth: usize,
+    /// Each word holding an [`UNKNOWN`] part, with the text the command wrote for it
+    /// (`"$APP_DIR"`): a refusal shows an unknown value as the agent wrote it.
+    pub written: Vec<(String, String)>,
 }
 
 /// Every simple command of a shell source, in the order bash would meet them.

@@ -21,8 +21,19 @@ impl Walker<'_> {
         }
         let mut alternatives: Vec<Vec<String>> = vec![Vec::new()];
         alternatives = self.product(alternatives, program);
+        let mut written = Vec::new();
         for word in &simple.args {
             let fields = self.fields(word);
+            // An unknown part, or the session's home (a host path a message never shows).
+            let raw = word.span.slice(self.src);
+            let home = raw.contains("$HOME") || raw.contains("${HOME");
+            for field in fields
+                .iter()
+                .flatten()
+                .filter(|f| home || f.contains(UNKNOWN))
+            {
+                written.push((field.clone(), raw.to_string()));
+            }
             alternatives = self.product(alternatives, fields);
         }
         // `> file` with no command still opens (and empties) the file: kept for its writes.
@@ -57,7 +68,13 @@ impl Walker<'_> {
                 self.read_builtin(&words, stdin.as_ref());
             }
             self.next_stdin = stdin.clone();
+            let before = self.commands.len();
             self.emit(words, env.clone(), writes.clone());
+            if self.commands.len() > before
+                && let Some(command) = self.commands.last_mut()
+            {
+                command.written.clone_from(&written);
+            }
         }
     }
 
@@ -139,6 +156,7 @@ impl Walker<'_> {
             writes,
             files,
             depth: self.depth,
+            written: Vec::new(),
         };
         // `echo 'ssh atlas' > s.sh`: what the command wrote is known to later commands.
         if let Stdin::Text(text) = output_of(&command) {

@@ -2,7 +2,11 @@
 //! command, then that nothing else is disabled. Under 1,000 characters, no host paths.
 
 use crate::decide::{OVERRIDE_VAR, Refusal, Rule};
+pub mod setup;
+pub mod why;
+
 use crate::instead::Suggestion;
+use crate::shell::{UNKNOWN, quote};
 
 /// The contract: a refusal stays *under* 1,000 characters.
 pub const MAX_MESSAGE_CHARS: usize = 999;
@@ -25,20 +29,11 @@ pub fn render(refusal: &Refusal, instead: &[Suggestion]) -> String {
 
 pub fn render_for(refusal: &Refusal, instead: &[Suggestion], hints: Hints) -> String {
     let search = if hints.mcp_search { SEARCH } else { "" };
-    let command = shorten(&refusal.command.join(" "));
+    let command = shorten(&echo(refusal));
     let text = match refusal.rule {
         Rule::RemoteAccess | Rule::RemoteDaemon | Rule::MeshContainer | Rule::MeshUnit => {
-            let lead = match instead.split_first() {
-                Some((best, others)) => {
-                    let mut lead = format!("Use the mesh's own tool instead: `{}`", best.usage);
-                    if !others.is_empty() {
-                        let others: Vec<String> =
-                            others.iter().map(|s| format!("`{}`", s.usage)).collect();
-                        lead.push_str(&format!(" (or {})", others.join(", ")));
-                    }
-                    lead.push('.');
-                    lead
-                }
+            let lead = match use_instead(instead) {
+                Some(tools) => format!("Use the mesh's own tool instead: {tools}."),
                 None => format!(
                     "No mesh tool does `{shape}` yet: one must be created. Tell the operator that the mesh needs a tool for `{shape}`, rather than working round this.",
                     shape = refusal.shape
@@ -56,11 +51,11 @@ pub fn render_for(refusal: &Refusal, instead: &[Suggestion], hints: Hints) -> St
         }
         Rule::Override => format!(
             "Ask the operator: only they can override mesh-guard, by starting the session with {OVERRIDE_VAR} set. mesh-guard refused `{command}`: {}. {NOTHING_ELSE}",
-            refusal.detail
+            why::clause(&refusal.why)
         ),
         Rule::SelfProtection => format!(
             "Ask the operator to make this change: mesh-guard refused `{command}`: {}. {NOTHING_ELSE}",
-            refusal.detail
+            why::clause(&refusal.why)
         ),
         Rule::Unverifiable => {
             let reaches = if refusal.reaches.is_empty() {
@@ -68,9 +63,16 @@ pub fn render_for(refusal: &Refusal, instead: &[Suggestion], hints: Hints) -> St
             } else {
                 format!(" It names {}.", refusal.reaches)
             };
+            // The shape is known though the target is not: name the tool for that case.
+            let lead = match (&refusal.unknown, use_instead(instead)) {
+                (Some((value, kind)), Some(tools)) => format!(
+                    "If `{value}` is a mesh {kind}, use the mesh's own tool instead: {tools}; otherwise write the command with its targets spelled out."
+                ),
+                _ => "Write the command with its program and targets spelled out, or use the mesh's own tools (`mesh-guard instead-of` lists them).".to_string(),
+            };
             format!(
-                "Write the command with its program and targets spelled out, or use the mesh's own tools (`mesh-guard instead-of` lists them). mesh-guard refused `{command}`: {}.{reaches}{search} {NOTHING_ELSE}",
-                refusal.detail
+                "{lead} mesh-guard refused `{command}`: {}.{reaches}{search} {NOTHING_ELSE}",
+                why::clause(&refusal.why)
             )
         }
         Rule::FailClosed => {
@@ -79,10 +81,16 @@ pub fn render_for(refusal: &Refusal, instead: &[Suggestion], hints: Hints) -> St
             } else {
                 format!("`{command}`")
             };
-            format!(
-                "Tell the operator: mesh-guard could not check {what}: {}; it refuses what it cannot check. {NOTHING_ELSE}",
-                refusal.detail
-            )
+            match &refusal.why {
+                crate::decide::Why::Broken(broken) => format!(
+                    "Tell the operator: {} Until the operator fixes it, mesh-guard refuses {what} and every command that runs a program it guards; the agent cannot fix this, so do not work round it. {NOTHING_ELSE}",
+                    setup::reason(broken)
+                ),
+                why => format!(
+                    "Tell the operator: mesh-guard could not check {what}: {}; it refuses what it cannot check. {NOTHING_ELSE}",
+                    why::clause(why)
+                ),
+            }
         }
     };
     cap(text)
@@ -97,20 +105,42 @@ pub fn over_phrase(refusal: &Refusal) -> String {
     }
 }
 
-fn shorten(command: &str) -> String {
-    let one_line: String = command
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace('\0', "…");
-    if one_line.chars().count() <= MAX_COMMAND_CHARS {
-        return one_line;
+/// The best tool's usage, then the others': "`a` (or `b`, `c`)".
+fn use_instead(instead: &[Suggestion]) -> Option<String> {
+    let (best, others) = instead.split_first()?;
+    let mut text = format!("`{}`", best.usage);
+    if !others.is_empty() {
+        let others: Vec<String> = others.iter().map(|s| format!("`{}`", s.usage)).collect();
+        text.push_str(&format!(" (or {})", others.join(", ")));
     }
-    let cut: String = one_line.chars().take(MAX_COMMAND_CHARS - 1).collect();
+    Some(text)
+}
+
+/// The refused command as the agent wrote it: its words shell-quoted, so that it means
+/// exactly what ran, or (for source text) on one line.
+fn echo(refusal: &Refusal) -> String {
+    if refusal.verbatim {
+        let text = refusal.command.join(" ").replace(UNKNOWN, "…");
+        quote::one_line(&text)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        quote::join(&refusal.command, &refusal.written)
+    }
+}
+
+fn shorten(command: &str) -> String {
+    if command.chars().count() <= MAX_COMMAND_CHARS {
+        return command.to_string();
+    }
+    let cut: String = command.chars().take(MAX_COMMAND_CHARS - 1).collect();
     format!("{cut}…")
 }
 
 fn cap(text: String) -> String {
+    // No message holds a control character, whatever a value held.
+    let text = quote::one_line(&text);
     if text.chars().count() <= MAX_MESSAGE_CHARS {
         return text;
     }

@@ -1,0 +1,169 @@
+//! What a refused command determines, for the placeholders a matched shape did not bind:
+//! the mesh objects it names (only those that fit the machine it reaches), the machine, the
+//! command it carries, and a copy's source and path. Every value is shell text.
+
+use super::{Placeholder, Values};
+use crate::catalog::{Catalog, MeshObject, ToolEntry};
+use crate::decide::Refusal;
+use crate::shell::quote;
+
+/// What the refusal knows.
+#[derive(Debug, Clone, Default)]
+pub struct Known {
+    values: Values,
+    /// The refused target cannot be known: a shape's object placeholder matches it.
+    pub any_target: bool,
+}
+
+impl Known {
+    pub fn get(&self, placeholder: &Placeholder) -> Option<&String> {
+        self.values.get(placeholder)
+    }
+
+    /// A placeholder's value for `tool`'s usage: a module's own tool knows its module.
+    pub fn value(&self, placeholder: &Placeholder, tool: &ToolEntry) -> Option<String> {
+        match (placeholder, &tool.module) {
+            (Placeholder::Module, Some(module)) => Some(module.clone()),
+            _ => self.values.get(placeholder).cloned(),
+        }
+    }
+
+    /// A module's own tool is offered only for that module's containers, units and
+    /// machines; a seat verb, for anything.
+    pub fn is_for(&self, catalog: &Catalog, tool: &ToolEntry) -> bool {
+        let Some(module) = &tool.module else {
+            return true;
+        };
+        if let Some(known) = self.values.get(&Placeholder::Module) {
+            return known == module;
+        }
+        self.values
+            .get(&Placeholder::Machine)
+            .zip(catalog.module_entry(module))
+            .is_some_and(|(machine, entry)| entry.machines.iter().any(|m| m == machine))
+    }
+
+    /// What the refusal found, then what the command's other words name (`ssh atlas
+    /// journalctl -u mesh-controller` names module `controller` too, as it runs on atlas),
+    /// the command it carries, and a copy's source and destination.
+    pub fn from_command(catalog: &Catalog, refusal: &Refusal) -> Known {
+        let mut known = Known::from_refusal(refusal);
+        let machine = known.values.get(&Placeholder::Machine).cloned();
+        let words = refusal.command.iter().chain(refusal.runs.iter().flatten());
+        // A target that cannot be known: what the command names elsewhere is not it.
+        let words = words.filter(|_| refusal.unknown.is_none());
+        for word in words {
+            let object = catalog
+                .container(word)
+                .or_else(|| catalog.unit(word))
+                .or_else(|| catalog.module(word));
+            let (name, module) = match &object {
+                Some(MeshObject::Container { name, module }) => {
+                    (Some((Placeholder::Container, name)), module)
+                }
+                Some(MeshObject::Unit { name, module }) => {
+                    (Some((Placeholder::Unit, name)), module)
+                }
+                Some(MeshObject::Module { name }) => (None, name),
+                _ => continue,
+            };
+            // On a machine the module does not run on, the name is that machine's own.
+            let fits = machine.as_ref().is_none_or(|m| {
+                catalog
+                    .module_entry(module)
+                    .is_some_and(|e| e.machines.iter().any(|x| x == m))
+            });
+            if !fits {
+                continue;
+            }
+            if let Some((placeholder, name)) = name {
+                known
+                    .values
+                    .entry(placeholder)
+                    .or_insert_with(|| name.clone());
+            }
+            known
+                .values
+                .entry(Placeholder::Module)
+                .or_insert_with(|| module.clone());
+        }
+        if !refusal.inner.is_empty() {
+            known.values.insert(
+                Placeholder::Command,
+                quote::join(&refusal.inner, &refusal.written),
+            );
+        }
+        known.copy_ends(refusal);
+        // A module on a single machine: its containers and units are on that machine.
+        if let Some(module) = known
+            .values
+            .get(&Placeholder::Module)
+            .and_then(|m| catalog.module_entry(m))
+            && let [only] = module.machines.as_slice()
+        {
+            known
+                .values
+                .entry(Placeholder::Machine)
+                .or_insert_with(|| only.clone());
+        }
+        known
+    }
+
+    /// `scp SOURCE… HOST:PATH`: what is copied, and the path it goes to.
+    fn copy_ends(&mut self, refusal: &Refusal) {
+        let [sources @ .., last] = refusal.operands.as_slice() else {
+            return;
+        };
+        let Some((_, path)) = last.split_once(':').filter(|(host, _)| {
+            !host.is_empty() && !host.starts_with(['/', '.', '~']) && !host.contains('/')
+        }) else {
+            return;
+        };
+        if sources.is_empty() {
+            return;
+        }
+        let shown: Vec<String> = sources
+            .iter()
+            .map(|w| quote::shown(w, &refusal.written, false))
+            .collect();
+        self.values.insert(Placeholder::Source, shown.join(" "));
+        self.values.insert(
+            Placeholder::Path,
+            quote::shown(path, &refusal.written, false),
+        );
+    }
+
+    pub fn from_refusal(refusal: &Refusal) -> Known {
+        let mut values = Values::new();
+        if refusal.unknown.is_some() {
+            return Known {
+                values,
+                any_target: true,
+            };
+        }
+        if let Some(machine) = &refusal.machine {
+            values.insert(Placeholder::Machine, machine.clone());
+        }
+        match &refusal.object {
+            Some(MeshObject::Container { name, module }) => {
+                values.insert(Placeholder::Container, name.clone());
+                values.insert(Placeholder::Module, module.clone());
+            }
+            Some(MeshObject::Unit { name, module }) => {
+                values.insert(Placeholder::Unit, name.clone());
+                values.insert(Placeholder::Module, module.clone());
+            }
+            Some(MeshObject::Module { name }) => {
+                values.insert(Placeholder::Module, name.clone());
+            }
+            Some(MeshObject::Machine(m)) => {
+                values.insert(Placeholder::Machine, m.machine.clone());
+            }
+            None => {}
+        }
+        Known {
+            values,
+            any_target: refusal.unknown.is_some(),
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! The mesh tools that replace a refused command: `replaces` shapes matched against the
+//! command's forms (`forms`), ranked as the contract says, usages filled (`fill`) from
+//! what the command determines (`known`).
+
+mod fill;
+mod forms;
+mod known;
+mod placeholder;
+
+pub use fill::Values;
+pub use known::Known;
+pub use placeholder::Placeholder;
+
+use crate::argv::base_name;
+use crate::catalog::{Catalog, ToolEntry};
+use crate::decide::{Refusal, target::machine_in};
+
+/// One tool to use instead, its usage filled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Suggestion {
+    pub tool: String,
+    pub usage: String,
+    /// The `replaces` entry that matched, and why, for `search`.
+    pub matched: String,
+    pub module: Option<String>,
+}
+
+/// How well an entry matched: compared field by field, larger is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Score {
+    words: usize,
+    literals: usize,
+    module_tool: bool,
+    /// Earlier in the catalog is better, so this counts down.
+    order: std::cmp::Reverse<usize>,
+}
+
+/// The best tools (up to `limit`) for a refusal, best first.
+pub fn rank_refusal(catalog: &Catalog, refusal: &Refusal, limit: usize) -> Vec<Suggestion> {
+    let known = Known::from_command(catalog, refusal);
+    let forms = forms::forms(
+        refusal,
+        known.get(&Placeholder::Machine).map(String::as_str),
+    );
+    rank_forms(catalog, &forms, &known, limit)
+}
+
+/// The best tools (up to `limit`) for a command's words, best first.
+pub fn rank(catalog: &Catalog, words: &[String], known: &Known, limit: usize) -> Vec<Suggestion> {
+    rank_forms(catalog, &[words.to_vec()], known, limit)
+}
+
+fn rank_forms(
+    catalog: &Catalog,
+    forms: &[Vec<String>],
+    known: &Known,
+    limit: usize,
+) -> Vec<Suggestion> {
+    let mut best: Vec<(Score, Suggestion)> = Vec::new();
+    // Only the tools the command's words could match, not the whole catalog's.
+    let keys = forms
+        .iter()
+        .flatten()
+        .flat_map(|w| [w.as_str(), base_name(w)]);
+    for (order, tool) in catalog.tools_named_by(keys) {
+        if !known.is_for(catalog, &tool) {
+            continue;
+        }
+        let mut top: Option<(Score, Suggestion)> = None;
+        for entry in &tool.replaces {
+            for form in forms {
+                if let Some((score, bindings)) =
+                    match_entry(catalog, entry, form, &tool, order, known.any_target)
+                    && top.as_ref().is_none_or(|(s, _)| score > *s)
+                {
+                    let values = |p: &Placeholder| {
+                        bindings
+                            .iter()
+                            .find(|(k, _)| k == p)
+                            .map(|(_, v)| v.clone())
+                            .or_else(|| known.value(p, &tool))
+                    };
+                    top = Some((
+                        score,
+                        Suggestion {
+                            tool: tool.name.clone(),
+                            usage: fill::fill(&tool.usage, &values),
+                            matched: entry.clone(),
+                            module: tool.module.clone(),
+                        },
+                    ));
+                }
+            }
+        }
+        best.extend(top);
+    }
+    best.sort_by_key(|b| std::cmp::Reverse(b.0));
+    best.into_iter().take(limit).map(|(_, s)| s).collect()
+}
+
+fn match_entry(
+    catalog: &Catalog,
+    entry: &str,
+    words: &[String],
+    tool: &ToolEntry,
+    order: usize,
+    any_target: bool,
+) -> Option<(Score, Vec<(Placeholder, String)>)> {
+    let mut shape = entry.split_whitespace();
+    let program = shape.next()?;
+    if base_name(words.first()?) != program {
+        return None;
+    }
+    let mut bindings: Vec<(Placeholder, String)> = Vec::new();
+    let mut rest = words[1..].iter();
+    let mut literals = 1;
+    let mut count = 1;
+    for want in shape {
+        count += 1;
+        let placeholder = Placeholder::in_word(want);
+        if placeholder.is_none() {
+            literals += 1;
+        }
+        let found = rest.by_ref().find_map(|word| match &placeholder {
+            None => (word == want).then_some(None),
+            // A target that cannot be known may be any mesh object: it matches, unbound.
+            Some(kind) if any_target && word.contains(crate::shell::UNKNOWN) => {
+                kind.is_object().then_some(None)
+            }
+            Some(kind) => placeholder_value(catalog, kind, word).map(|v| Some((kind.clone(), v))),
+        })?;
+        if let Some((kind, value)) = found
+            && !bindings.iter().any(|(k, _)| *k == kind)
+        {
+            bindings.push((kind, value));
+        }
+    }
+    let score = Score {
+        words: count,
+        literals,
+        module_tool: tool.module.is_some(),
+        order: std::cmp::Reverse(order),
+    };
+    Some((score, bindings))
+}
+
+/// The value a word gives a shape's placeholder, as shell text; `None`: it does not match.
+fn placeholder_value(catalog: &Catalog, kind: &Placeholder, word: &str) -> Option<String> {
+    match kind {
+        // `-o ProxyJump=atlas`, `-J a,atlas`: the value, or one of its hosts, names it.
+        Placeholder::Machine => machine_in(catalog, word).or_else(|| {
+            let value = word.split_once('=').map_or(word, |(_, v)| v);
+            value.split(',').find_map(|hop| machine_in(catalog, hop))
+        }),
+        Placeholder::Module => catalog.module(word).map(|m| m.name().to_string()),
+        Placeholder::Container => {
+            let name = word.split(':').next().unwrap_or(word);
+            catalog.container(name).map(|c| c.name().to_string())
+        }
+        Placeholder::Unit => catalog.unit(word).map(|u| u.name().to_string()),
+        _ => Some(crate::shell::quote::shown(word, &[], false)),
+    }
+}

@@ -1,0 +1,230 @@
+//! Golden refusals (issue 14): one whole refusal per rule and per kind of fill, as the
+//! agent receives it (the message, and the hook's JSON answer), against the unseen mesh
+//! (`tests/corpus/unseen/catalog.toml`). `UPDATE_GOLDEN=1 cargo test --test golden`
+//! rewrites `tests/golden/*.txt` and `*.json`; review the diff before committing it.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+
+/// name, command, catalog (`None`: the unseen mesh's), rules directory.
+const CASES: &[(&str, &str, Option<&str>, Option<&str>)] = &[
+    (
+        "remote-access-quoted",
+        "ssh build 'cd /srv/app && make'",
+        None,
+        None,
+    ),
+    (
+        "remote-access-words",
+        "ssh -p 2222 build make -C /srv/app -j4",
+        None,
+        None,
+    ),
+    (
+        "remote-access-ranked-on-remote",
+        "ssh build 'sudo journalctl -u ci-runner -n 200'",
+        None,
+        None,
+    ),
+    (
+        "remote-access-unknown-value",
+        "ssh api \"ls -la $APP_DIR\"",
+        None,
+        None,
+    ),
+    (
+        "remote-access-module-tool",
+        "ssh cache \"redis-cli info memory\"",
+        None,
+        None,
+    ),
+    (
+        "remote-access-copy",
+        "scp build.tar backup:/tmp/",
+        None,
+        None,
+    ),
+    (
+        "remote-daemon",
+        "DOCKER_HOST=ssh://api docker logs prometheus",
+        None,
+        None,
+    ),
+    (
+        "mesh-container-payload",
+        "docker exec redis sh -c 'redis-cli info; redis-cli ping'",
+        None,
+        None,
+    ),
+    (
+        "mesh-container-optional-left-out",
+        "docker logs prometheus",
+        None,
+        None,
+    ),
+    (
+        "mesh-container-one-must-be-created",
+        "docker kill nginx",
+        None,
+        None,
+    ),
+    (
+        "mesh-unit-own-module",
+        "systemctl start restic-backup.service",
+        None,
+        None,
+    ),
+    ("mesh-unit-alias", "service redis restart", None, None),
+    (
+        "unverifiable-names-the-tool",
+        "arr=(build db); ssh \"${arr[$i]}\" uptime",
+        None,
+        None,
+    ),
+    (
+        "self-override",
+        "export MESH_GUARD_OVERRIDE=because",
+        None,
+        None,
+    ),
+    (
+        "broken-catalog",
+        "ssh build uptime",
+        Some("tests/golden/broken-catalog.toml"),
+        None,
+    ),
+    (
+        "broken-rules",
+        "ssh build uptime",
+        None,
+        Some("tests/golden/broken-rules"),
+    ),
+];
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The answer with this checkout's path written `<repo>`, so the files hold no host path.
+fn portable(text: &str) -> String {
+    text.replace(&*repo().to_string_lossy(), "<repo>")
+}
+
+fn check_golden(path: &Path, got: &str, failures: &mut Vec<String>) {
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(path, got).unwrap();
+        return;
+    }
+    match std::fs::read_to_string(path) {
+        Ok(want) if want == got => {}
+        Ok(want) => failures.push(format!(
+            "{}:\n  want: {want}\n  got:  {got}",
+            path.display()
+        )),
+        Err(_) => failures.push(format!(
+            "{} is missing: run UPDATE_GOLDEN=1 cargo test --test golden",
+            path.display()
+        )),
+    }
+}
+
+#[test]
+fn refusals_match_their_golden_texts() {
+    let dir = Scratch::new("golden");
+    let home = repo().join("tests/corpus/unseen/fixtures/home-plain");
+    let mut failures = Vec::new();
+    for (name, command, catalog, rules) in CASES {
+        let catalog = repo().join(catalog.unwrap_or("tests/corpus/unseen/catalog.toml"));
+        let mut env = vec![
+            ("MESH_GUARD_CATALOG", catalog.to_string_lossy().into_owned()),
+            (
+                "MESH_GUARD_DB",
+                dir.path(&format!("{name}.db"))
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
+            ("HOME", home.to_string_lossy().into_owned()),
+        ];
+        if let Some(rules) = rules {
+            env.push((
+                "MESH_GUARD_RULES",
+                repo().join(rules).to_string_lossy().into_owned(),
+            ));
+        }
+        let out = run_env(&["hook"], &env, &bash_event(command));
+        assert_eq!(
+            out.code, 2,
+            "{name}: {command} must be refused: {}",
+            out.stderr
+        );
+        let message = claude_denial(&out.stdout);
+        assert!(
+            message.chars().count() < 1000,
+            "{name}: {} characters",
+            message.chars().count()
+        );
+        assert!(
+            !message.chars().any(char::is_control),
+            "{name}: a control character in {message:?}"
+        );
+        assert_eq!(
+            out.stderr.lines().next(),
+            Some(message.as_str()),
+            "{name}: the same message on stderr"
+        );
+        let golden = repo().join("tests/golden");
+        check_golden(
+            &golden.join(format!("{name}.txt")),
+            &format!("{}\n", portable(&message)),
+            &mut failures,
+        );
+        check_golden(
+            &golden.join(format!("{name}.json")),
+            &portable(&out.stdout),
+            &mut failures,
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The record's `reason` says what the operator must fix, as the message does.
+#[test]
+fn a_broken_setup_is_recorded_with_its_reason() {
+    let dir = Scratch::new("golden-record");
+    let catalog = repo().join("tests/golden/broken-catalog.toml");
+    let db = dir.path("a.db");
+    let env = [
+        ("MESH_GUARD_CATALOG", catalog.as_path()),
+        ("MESH_GUARD_DB", db.as_path()),
+    ];
+    let out = run(&["hook"], &env, &bash_event("ssh build uptime"));
+    assert_eq!(out.code, 2);
+    let message = claude_denial(&out.stdout);
+    let out = run(&["audit", "--format", "json"], &env, b"");
+    let rows: serde_json::Value = serde_json::from_str(&out.stdout).expect(&out.stdout);
+    let reason = rows[0]["reason"].as_str().unwrap_or_default().to_string();
+    assert!(reason.contains("broken-catalog.toml:5"), "{reason}");
+    assert!(message.contains(&reason), "{message} / {reason}");
+}
+
+/// `session-start` warns the operator (stderr) and tells the agent to tell them.
+#[test]
+fn session_start_warns_when_the_catalog_is_broken() {
+    let dir = Scratch::new("golden-session");
+    let catalog = repo().join("tests/golden/broken-catalog.toml");
+    let db = dir.path("a.db");
+    let env = [
+        ("MESH_GUARD_CATALOG", catalog.as_path()),
+        ("MESH_GUARD_DB", db.as_path()),
+    ];
+    let out = run(&["session-start"], &env, b"{}");
+    assert_eq!(out.code, 0);
+    assert!(
+        out.stderr.contains("mesh-guard's catalog cannot be used")
+            && out.stderr.contains("broken-catalog.toml:5"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.contains("tell the operator"), "{}", out.stdout);
+}
