@@ -14,6 +14,7 @@ fn names(value: &toml::Value) -> Vec<(String, String)> {
         "command_env",
         "writer",
         "agent",
+        "arguments",
     ] {
         let entries = value.get(kind).and_then(toml::Value::as_array);
         for entry in entries.into_iter().flatten() {
@@ -100,6 +101,7 @@ fn main() {
         "shells",
         "interpreters",
         "self",
+        "arguments",
     ]
     .into_iter()
     .enumerate()

@@ -5,6 +5,7 @@
 //! passes even when the catalog is broken, and costs no file read).
 
 mod agents;
+mod arguments;
 mod guard_files;
 mod judge;
 mod overrides;
@@ -133,6 +134,9 @@ struct Candidate {
     shape: String,
     user: Option<String>,
     inner: Option<String>,
+    /// Found among another program's arguments (`pkexec ssh atlas`): it counts only if it
+    /// reaches the mesh, never for what it leaves unknown.
+    speculative: bool,
 }
 
 #[derive(Default)]
@@ -163,6 +167,12 @@ struct Walk {
     /// How many remote commands (`ssh host '…'`) the walk is inside. There, a container's
     /// or unit's name is the remote machine's business: only machines it reaches count.
     remote: usize,
+    /// How many speculative walks (a program's arguments read as a command) the walk is in.
+    speculative: usize,
+    /// Walking a suffix of arguments found by `arguments_run`.
+    in_suffix: bool,
+    /// Suffixes and shell-code words walked so far.
+    suffixes: usize,
 }
 
 impl Walk {

@@ -12,7 +12,7 @@ impl Guard<'_> {
         let Some(spec) = self.rules.program(program) else {
             return;
         };
-        walk.guarded |= !spec.only_by_target;
+        walk.guarded |= !spec.only_by_target && walk.speculative == 0;
         let mut args: Vec<String> = command.words[1..].to_vec();
         let (spec, name) = match spec.same_as.split_first() {
             Some((real, sub)) => match self.rules.program(real) {
@@ -226,6 +226,7 @@ impl Guard<'_> {
             shape,
             user: cx.user.clone(),
             inner: cx.inner.clone(),
+            speculative: walk.speculative > 0,
         });
     }
 }

@@ -5,7 +5,9 @@ use super::*;
 
 impl Guard<'_> {
     pub(super) fn script(&self, script: Script, walk: &mut Walk) {
-        if let Some(why) = script.incomplete {
+        if let Some(why) = script.incomplete
+            && walk.speculative == 0
+        {
             walk.incomplete.get_or_insert(why);
         }
         walk.words.extend(script.mentioned);
@@ -59,8 +61,16 @@ impl Guard<'_> {
                     self.note_links(&command, walk);
                     self.transports(&command, walk);
                     self.invocation(&command, walk);
+                    self.arguments_run(&command, walk);
                 }
-                Step::UnknownProgram(command) => walk.unknown_programs.push(command.words),
+                // `$X ssh atlas`, a crontab line's `*/5 * * * * ssh atlas`: whatever the
+                // program is, a guarded program among its words may run.
+                Step::UnknownProgram(command) => {
+                    self.arguments_run(&command, walk);
+                    if walk.speculative == 0 {
+                        walk.unknown_programs.push(command.words);
+                    }
+                }
                 Step::Shell { source, depth, env } => self.payload(&source, depth, &env, walk),
             }
         }
@@ -103,6 +113,9 @@ impl Guard<'_> {
         walk: &mut Walk,
     ) {
         if depth > MAX_PAYLOAD_DEPTH {
+            if walk.speculative > 0 {
+                return;
+            }
             walk.incomplete.get_or_insert(format!(
                 "it nests shell payloads more than {MAX_PAYLOAD_DEPTH} deep"
             ));
@@ -119,6 +132,7 @@ impl Guard<'_> {
         }
         match shell::parse(source, depth, &vars) {
             Ok(script) => self.script(script, walk),
+            Err(_) if walk.speculative > 0 => {}
             Err(_) => walk.unparsable.push(source.to_string()),
         }
     }

@@ -233,6 +233,27 @@ pub(crate) struct RulesFile {
     pub(crate) writer: Vec<Writer>,
     #[serde(default)]
     pub(crate) agent: Vec<Agent>,
+    #[serde(default)]
+    pub(crate) arguments: Vec<Arguments>,
+}
+
+/// What a program does with its argument words, for the check that finds a guarded program
+/// or shell code among any program's arguments (`pkexec ssh atlas`, `hyperfine 'ssh atlas'`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Arguments {
+    pub names: Vec<String>,
+    #[serde(flatten)]
+    pub syntax: Syntax,
+    /// Every argument is data (`echo`, `grep`): nothing in it runs.
+    #[serde(default)]
+    pub data: bool,
+    /// Only these options' values are data (`git commit -m`, `gh --body`).
+    #[serde(default)]
+    pub data_options: Vec<String>,
+    /// Its standard input is shell code it runs later (`at`, `batch`, `crontab -`).
+    #[serde(default)]
+    pub stdin_code: bool,
 }
 
 /// Environment variables whose value is a command line another program runs.
