@@ -31,6 +31,9 @@ impl Guard<'_> {
             return;
         }
         let rules = self.rules.arguments(program);
+        if let Some(rules) = rules {
+            self.routes(command, rules, walk);
+        }
         if let Some(rules) = rules
             && rules.stdin_code
             && let Stdin::Text(text) = &command.stdin
@@ -61,6 +64,23 @@ impl Guard<'_> {
             } else if let Some(source) = self.shell_code(word) {
                 walk.suffixes += 1;
                 self.speculative_payload(source, command.depth + 1, walk);
+            }
+        }
+    }
+
+    /// `export DOCKER_HOST=ssh://atlas`: a variable that points later commands at a machine.
+    fn routes(&self, command: &Command, rules: &crate::rules::Arguments, walk: &mut Walk) {
+        for (name, value) in &command.env {
+            if let Some(&role) = rules.route_env.get(name) {
+                let cx = Context {
+                    command,
+                    over: "the environment".into(),
+                    shape: vec![],
+                    user: None,
+                    inner: None,
+                };
+                let shape = format!("export {name}=<{}>", target::placeholder(role));
+                self.candidate(role, value.clone(), &cx, shape, walk);
             }
         }
     }

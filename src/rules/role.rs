@@ -11,6 +11,9 @@ pub enum Role {
     Host,
     /// `[user@]host:path`, `host::module`, `scp://` / `rsync://` URLs; a local path names nothing.
     HostPath,
+    /// A URL that reaches a machine over ssh only with an ssh scheme (`scp://`, `sftp://`,
+    /// `ssh://`): curl's and lftp's operands; any other word names nothing.
+    SshUrl,
     /// `-J host1,host2`.
     Jump,
     /// Hosts in a list or pattern: `a,b`, `"a b"`, ansible's `a:b:!c`.

@@ -145,6 +145,9 @@ pub struct Interpreter {
     #[serde(flatten)]
     pub syntax: Syntax,
     pub runs: Vec<String>,
+    /// Words after which the statement is a program and its arguments (Tcl's `exec`).
+    #[serde(default)]
+    pub command_words: Vec<String>,
 }
 
 /// A program that changes the files its words name (self-protection: which words of a
@@ -254,6 +257,10 @@ pub struct Arguments {
     /// Its standard input is shell code it runs later (`at`, `batch`, `crontab -`).
     #[serde(default)]
     pub stdin_code: bool,
+    /// Variables it sets that point later commands at a machine (`export DOCKER_HOST=…`):
+    /// setting one up is a route, refused as `docker context create` is.
+    #[serde(default)]
+    pub route_env: HashMap<String, Role>,
 }
 
 /// Environment variables whose value is a command line another program runs.
