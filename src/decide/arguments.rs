@@ -6,9 +6,11 @@
 
 use super::*;
 
-/// Suffixes and shell-code words walked in one decision, at most: past it the rest are
-/// not read (a command of thousands of program words is not an agent's).
+/// Suffixes and shell-code words walked in one decision, and the words they hold, at
+/// most: past either the command cannot be checked (a command of thousands of program
+/// words is not an agent's) and is refused as unverifiable, never passed unread.
 const MAX_SUFFIXES: usize = 64;
+const MAX_SUFFIX_WORDS: usize = 8192;
 
 impl Guard<'_> {
     /// The argument words of a command that runs (wrappers off), read for what they could run.
@@ -46,11 +48,23 @@ impl Guard<'_> {
         let data_options: &[String] = rules.map_or(&[], |r| r.data_options.as_slice());
         let words = code_words(&command.words[1..], data_options);
         for (at, word) in words.iter().enumerate() {
-            if walk.suffixes >= MAX_SUFFIXES {
+            let code = if self.is_program_word(word) {
+                None
+            } else {
+                match self.shell_code(word) {
+                    Some(code) => Some(code),
+                    None => continue,
+                }
+            };
+            walk.suffixes += 1;
+            walk.suffix_words += code.map_or(words.len() - at, |c| c.len() / 2 + 1);
+            if walk.suffixes > MAX_SUFFIXES || walk.suffix_words > MAX_SUFFIX_WORDS {
+                walk.incomplete.get_or_insert_with(|| {
+                    "its arguments hold more programs than can be checked".to_string()
+                });
                 return;
             }
-            if self.is_program_word(word) {
-                walk.suffixes += 1;
+            if code.is_none() {
                 let nested = Command {
                     words: words[at..].iter().map(|w| w.to_string()).collect(),
                     depth: command.depth + 1,
@@ -61,8 +75,7 @@ impl Guard<'_> {
                 self.command(nested, walk);
                 walk.in_suffix = false;
                 walk.speculative -= 1;
-            } else if let Some(source) = self.shell_code(word) {
-                walk.suffixes += 1;
+            } else if let Some(source) = code {
                 self.speculative_payload(source, command.depth + 1, walk);
             }
         }

@@ -171,8 +171,9 @@ struct Walk {
     speculative: usize,
     /// Walking a suffix of arguments found by `arguments_run`.
     in_suffix: bool,
-    /// Suffixes and shell-code words walked so far.
+    /// Suffixes and shell-code words walked so far, and the words they held.
     suffixes: usize,
+    suffix_words: usize,
 }
 
 impl Walk {

@@ -5,9 +5,7 @@ use super::*;
 
 impl Guard<'_> {
     pub(super) fn script(&self, script: Script, walk: &mut Walk) {
-        if let Some(why) = script.incomplete
-            && walk.speculative == 0
-        {
+        if let Some(why) = script.incomplete {
             walk.incomplete.get_or_insert(why);
         }
         walk.words.extend(script.mentioned);
@@ -112,10 +110,8 @@ impl Guard<'_> {
         env: &[(String, String)],
         walk: &mut Walk,
     ) {
+        // Even in a program's arguments: past the depth, what they run is not known.
         if depth > MAX_PAYLOAD_DEPTH {
-            if walk.speculative > 0 {
-                return;
-            }
             walk.incomplete.get_or_insert(format!(
                 "it nests shell payloads more than {MAX_PAYLOAD_DEPTH} deep"
             ));
@@ -130,11 +126,15 @@ impl Guard<'_> {
         for (name, value) in env {
             vars.entry(name.clone()).or_default().push(value.clone());
         }
+        // A payload is a new script: its commands' arguments were not tried by the suffix
+        // that holds it (`foo bash -c 'uv run ssh atlas'`).
+        let in_suffix = std::mem::take(&mut walk.in_suffix);
         match shell::parse(source, depth, &vars) {
             Ok(script) => self.script(script, walk),
             Err(_) if walk.speculative > 0 => {}
             Err(_) => walk.unparsable.push(source.to_string()),
         }
+        walk.in_suffix = in_suffix;
     }
 
     /// The directory a wrapper runs its program in, when it says (`env -C DIR`).
