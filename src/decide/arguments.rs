@@ -114,14 +114,14 @@ impl Guard<'_> {
     }
 
     /// A word that may be shell code running a program the guard knows: `'ssh atlas make'`,
-    /// `--exec='ssh atlas'`, vim's and git aliases' `!ssh atlas`.
+    /// `--exec='ssh atlas'`, vim's `:!ssh atlas` and git aliases' `!ssh atlas`.
     fn shell_code<'w>(&self, word: &'w str) -> Option<&'w str> {
         // `--exec=CODE`, `alias.x=!CODE`: the value after the first `=` of a first word.
         let code = match word.split_once('=') {
             Some((name, value)) if !name.contains(char::is_whitespace) => value,
             _ => word,
         };
-        let code = code.trim_start_matches('!');
+        let code = code.trim_start_matches([':', '!']);
         code.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'))
             .any(|w| !w.is_empty() && w != code && self.is_program_word(w))
             .then_some(code)
