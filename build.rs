@@ -28,6 +28,7 @@ fn names(value: &toml::Value) -> Vec<(String, String)> {
         "environment_setter",
         "writer",
         "agent",
+        "arguments",
     ] {
         let entries = value.get(kind).and_then(toml::Value::as_array);
         for entry in entries.into_iter().flatten() {
@@ -114,6 +115,7 @@ fn main() {
         "shells",
         "interpreters",
         "self",
+        "arguments",
     ]
     .into_iter()
     .enumerate()

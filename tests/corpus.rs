@@ -375,7 +375,12 @@ fn corpus_covers_every_rule_and_family() {
                     .flatten()
                 {
                     let name = name.as_str().unwrap();
-                    if !all_words.contains(name) {
+                    // `/etc/init.d/*`: a directory's scripts, covered by a case run from it.
+                    let covered = match name.strip_suffix('*') {
+                        Some(dir) => cases.iter().any(|c| c.command.contains(dir)),
+                        None => all_words.contains(name),
+                    };
+                    if !covered {
                         missing_names.push(format!(
                             "{kind} `{name}` ({})",
                             path.file_name().unwrap().to_string_lossy()

@@ -23,8 +23,8 @@ const BAR: f64 = 97.0;
 const FLOORS: [(&str, Floor); 8] = [
     ("expansions.toml", Floor::new(50.0, 82.1, 0.0)),
     ("one_job.toml", Floor::new(55.0, 100.0, 0.0)),
-    ("runs_arguments.toml", Floor::new(1.8, 100.0, 0.0)),
-    ("families.toml", Floor::new(50.0, 94.2, 0.0)),
+    ("runs_arguments.toml", Floor::new(100.0, 100.0, 0.0)),
+    ("families.toml", Floor::new(100.0, 95.5, 0.0)),
     ("precision.toml", Floor::new(100.0, 75.7, 0.0)),
     ("on_disk.toml", Floor::new(0.0, 96.6, 0.0)),
     ("refusal.toml", Floor::new(97.3, 80.0, 96.0)),

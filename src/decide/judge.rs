@@ -47,6 +47,9 @@ impl Guard<'_> {
         for c in &walk.candidates {
             match target::resolve(catalog, c.role, &c.value, c.user.as_deref()) {
                 target::Resolved::Nothing => {}
+                // Words that were only a program's arguments count only as far as they
+                // reach the mesh.
+                target::Resolved::Unknown | target::Resolved::Forge(_) if c.speculative => {}
                 target::Resolved::Unknown => {
                     unknown.get_or_insert(c);
                 }

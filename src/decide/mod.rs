@@ -5,6 +5,7 @@
 //! passes even when the catalog is broken, and costs no file read).
 
 mod agents;
+mod arguments;
 mod carried;
 mod guard_files;
 mod judge;
@@ -206,6 +207,9 @@ struct Candidate {
     shape: String,
     user: Option<String>,
     carried: carried::Carried,
+    /// Found among another program's arguments (`pkexec ssh atlas`): it counts only if it
+    /// reaches the mesh, never for what it leaves unknown.
+    speculative: bool,
 }
 
 #[derive(Default)]
@@ -236,6 +240,13 @@ struct Walk {
     /// How many remote commands (`ssh host '…'`) the walk is inside. There, a container's
     /// or unit's name is the remote machine's business: only machines it reaches count.
     remote: usize,
+    /// How many speculative walks (a program's arguments read as a command) the walk is in.
+    speculative: usize,
+    /// Walking a suffix of arguments found by `arguments_run`.
+    in_suffix: bool,
+    /// Suffixes and shell-code words walked so far, and the words they held.
+    suffixes: usize,
+    suffix_words: usize,
 }
 
 impl Walk {

@@ -10,12 +10,25 @@ impl Guard<'_> {
         let Some(first) = command.words.first() else {
             return;
         };
-        let program = base_name(first);
-        let Some(spec) = self.rules.program(program) else {
-            return;
-        };
-        walk.guarded |= !spec.only_by_target;
+        let mut program = base_name(first);
         let mut args: Vec<String> = command.words[1..].to_vec();
+        let spec = match self.rules.program(program) {
+            Some(spec) => spec,
+            // `/etc/init.d/nginx restart`: a script of a directory the rules name (`DIR/*`)
+            // is that rule's program with the script's name first.
+            None => match first.strip_suffix(program).map(|dir| format!("{dir}*")) {
+                Some(pattern) if pattern.len() > 2 => {
+                    let Some(spec) = self.rules.program(&pattern) else {
+                        return;
+                    };
+                    args.insert(0, program.to_string());
+                    program = spec.same_as.first().map_or(program, String::as_str);
+                    spec
+                }
+                _ => return,
+            },
+        };
+        walk.guarded |= !spec.only_by_target && walk.speculative == 0;
         let (spec, name) = match spec.same_as.split_first() {
             Some((real, sub)) => match self.rules.program(real) {
                 Some(real_spec) => {
@@ -256,6 +269,7 @@ impl Guard<'_> {
             shape,
             user: cx.user.clone(),
             carried: cx.carried.clone(),
+            speculative: walk.speculative > 0,
         });
     }
 }

@@ -2,6 +2,7 @@
 //! `:port`, `ssh://`, `host:path`, `[v6]`) are taken apart here, once for every program.
 
 mod git;
+mod hosts;
 pub(crate) use git::*;
 
 use super::Rule;
@@ -227,16 +228,14 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
             }
             _ => Resolved::Nothing,
         },
-        // Each piece is taken whole (`user@host:port`) and split at `:` (ansible's
-        // `a:b`); an address with colons is taken whole.
-        Role::HostList => value
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .map(|piece| piece.trim_start_matches(['!', '&']))
-            .filter(|piece| !piece.is_empty())
-            .flat_map(|piece| std::iter::once(piece).chain(piece.split(':').skip(1)))
-            .map(|hop| host(catalog, hop, user, Rule::RemoteAccess))
-            .find(|r| !matches!(r, Resolved::Nothing | Resolved::Forge(_)))
-            .unwrap_or(Resolved::Nothing),
+        Role::HostList => hosts::host_list(catalog, value, user),
+        // `curl scp://atlas/x`: only an ssh URL reaches a machine over ssh.
+        Role::SshUrl => match value.split_once("://") {
+            Some(("scp" | "sftp" | "ssh" | "fish", _)) => {
+                resolve(catalog, Role::HostPath, value, user)
+            }
+            _ => Resolved::Nothing,
+        },
         Role::DaemonEndpoint => value
             .split(',')
             .find_map(|pair| pair.strip_prefix("host="))

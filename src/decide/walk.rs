@@ -64,8 +64,16 @@ impl Guard<'_> {
                     self.note_links(&command, walk);
                     self.transports(&command, walk);
                     self.invocation(&command, walk);
+                    self.arguments_run(&command, walk);
                 }
-                Step::UnknownProgram(command) => walk.unknown_programs.push(command.words),
+                // `$X ssh atlas`, a crontab line's `*/5 * * * * ssh atlas`: whatever the
+                // program is, a guarded program among its words may run.
+                Step::UnknownProgram(command) => {
+                    self.arguments_run(&command, walk);
+                    if walk.speculative == 0 {
+                        walk.unknown_programs.push(command.words);
+                    }
+                }
                 Step::Shell { source, depth, env } => self.payload(&source, depth, &env, walk),
             }
         }
@@ -107,6 +115,7 @@ impl Guard<'_> {
         env: &[(String, String)],
         walk: &mut Walk,
     ) {
+        // Even in a program's arguments: past the depth, what they run is not known.
         if depth > MAX_PAYLOAD_DEPTH {
             walk.incomplete.get_or_insert(format!(
                 "it nests shell payloads more than {MAX_PAYLOAD_DEPTH} deep"
@@ -122,10 +131,15 @@ impl Guard<'_> {
         for (name, value) in env {
             vars.entry(name.clone()).or_default().push(value.clone());
         }
+        // A payload is a new script: its commands' arguments were not tried by the suffix
+        // that holds it (`foo bash -c 'uv run ssh atlas'`).
+        let in_suffix = std::mem::take(&mut walk.in_suffix);
         match shell::parse(source, depth, &vars) {
             Ok(script) => self.script(script, walk),
+            Err(_) if walk.speculative > 0 => {}
             Err(_) => walk.unparsable.push(source.to_string()),
         }
+        walk.in_suffix = in_suffix;
     }
 
     /// The directory a wrapper runs its program in, when it says (`env -C DIR`).

@@ -18,7 +18,7 @@ macro_rules! built_in {
 }
 
 /// Each built-in rules file, as written and as converted to JSON by `build.rs`.
-pub(crate) const BUILT_IN: [(&str, &str, &str); 7] = [
+pub(crate) const BUILT_IN: [(&str, &str, &str); 8] = [
     built_in!("ssh"),
     built_in!("docker"),
     built_in!("systemd"),
@@ -26,6 +26,7 @@ pub(crate) const BUILT_IN: [(&str, &str, &str); 7] = [
     built_in!("shells"),
     built_in!("interpreters"),
     built_in!("self"),
+    built_in!("arguments"),
 ];
 
 /// One file's rules (or several files' merged), by name.
@@ -40,6 +41,7 @@ pub(crate) struct Tables {
     pub(crate) environment_setters: Vec<String>,
     pub(crate) writers: HashMap<String, Rc<Writer>>,
     pub(crate) agents: HashMap<String, Rc<Agent>>,
+    pub(crate) arguments: HashMap<String, Rc<Arguments>>,
 }
 
 impl Tables {
@@ -62,6 +64,7 @@ impl Tables {
         by_name(&mut self.interpreters, file.interpreter, |i| &i.names);
         by_name(&mut self.writers, file.writer, |w| &w.names);
         by_name(&mut self.agents, file.agent, |a| &a.names);
+        by_name(&mut self.arguments, file.arguments, |a| &a.names);
         for c in file.command_env {
             self.command_env.extend(c.names);
         }
@@ -94,6 +97,7 @@ pub(crate) enum Kind {
     EnvironmentSetter,
     Writer,
     Agent,
+    Arguments,
 }
 
 impl Kind {
@@ -108,6 +112,7 @@ impl Kind {
             Kind::EnvironmentSetter => "environment_setter",
             Kind::Writer => "writer",
             Kind::Agent => "agent",
+            Kind::Arguments => "arguments",
         }
     }
 }

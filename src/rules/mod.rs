@@ -146,6 +146,11 @@ impl Rules {
         self.lookup(Kind::Agent, name, |t| &t.agents)
     }
 
+    /// What a program does with its argument words (data, or code on its input).
+    pub fn arguments(&self, name: &str) -> Option<&Arguments> {
+        self.lookup(Kind::Arguments, name, |t| &t.arguments)
+    }
+
     /// Whether `name` is a program the guard refuses at mesh targets (for the quick pass
     /// that decides whether the catalog is needed at all).
     pub fn is_guarded(&self, name: &str) -> bool {

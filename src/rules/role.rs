@@ -11,6 +11,9 @@ pub enum Role {
     Host,
     /// `[user@]host:path`, `host::module`, `scp://` / `rsync://` URLs; a local path names nothing.
     HostPath,
+    /// A URL that reaches a machine over ssh only with an ssh scheme (`scp://`, `sftp://`,
+    /// `ssh://`): curl's and lftp's operands; any other word names nothing.
+    SshUrl,
     /// `-J host1,host2`.
     Jump,
     /// Hosts in a list or pattern: `a,b`, `"a b"`, ansible's `a:b:!c`.
@@ -80,7 +83,7 @@ impl Role {
             Role::Unit => "unit",
             Role::Container | Role::Service | Role::CopyPath => "container",
             Role::JournalMatch => "match",
-            Role::GitUrl | Role::HostList | Role::DaemonEndpoint => "machine",
+            Role::GitUrl | Role::HostList | Role::DaemonEndpoint | Role::SshUrl => "machine",
             Role::ContainerFilter => "container",
             Role::Identifier => "match",
             Role::User

@@ -206,6 +206,9 @@ with_syntax! {
         #[serde(default)]
         pub code_operand: bool,
         pub runs: Vec<String>,
+        /// Words after which the statement is a program and its arguments (Tcl's `exec`).
+        #[serde(default)]
+        pub command_words: Vec<String>,
     }
 }
 
@@ -302,6 +305,29 @@ pub(crate) struct RulesFile {
     /// Policy tests kept beside the rules they test (`mesh-guard test`): not rules.
     #[serde(default, rename = "case")]
     pub(crate) _policy_cases: Vec<serde::de::IgnoredAny>,
+    #[serde(default)]
+    pub(crate) arguments: Vec<Arguments>,
+}
+
+with_syntax! {
+    /// What a program does with its argument words, for the check that finds a guarded program
+    /// or shell code among any program's arguments (`pkexec ssh atlas`, `hyperfine 'ssh atlas'`).
+    pub struct Arguments as ArgumentsToml("ArgumentsToml") {
+        pub names: Vec<String>,
+        /// Every argument is data (`echo`, `grep`): nothing in it runs.
+        #[serde(default)]
+        pub data: bool,
+        /// Only these options' values are data (`git commit -m`, `gh --body`).
+        #[serde(default)]
+        pub data_options: Vec<String>,
+        /// Its standard input is shell code it runs later (`at`, `batch`, `crontab -`).
+        #[serde(default)]
+        pub stdin_code: bool,
+        /// Variables it sets that point later commands at a machine (`export DOCKER_HOST=…`):
+        /// setting one up is a route, refused as `docker context create` is.
+        #[serde(default)]
+        pub route_env: HashMap<String, Role>,
+    }
 }
 
 /// A list of names: shell builtins whose `NAME=VALUE` words assign variables (`export`,

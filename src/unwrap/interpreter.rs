@@ -17,6 +17,15 @@ pub fn interpreter_code(
             code = rest.next().cloned();
             break;
         }
+        // `node --eval=CODE`.
+        if let Some(glued) = interpreter.code_options.iter().find_map(|o| {
+            (o.starts_with("--"))
+                .then(|| arg.strip_prefix(o.as_str())?.strip_prefix('='))
+                .flatten()
+        }) {
+            code = Some(glued.to_string());
+            break;
+        }
         // `python3 -Sc 'code'`: the code option ends a flag group.
         let ends_group = interpreter.code_options.iter().any(|o| {
             o.len() == 2 && arg.starts_with('-') && !arg.starts_with("--") && arg.ends_with(&o[1..])
@@ -39,6 +48,25 @@ pub fn interpreter_code(
             _ => None,
         }
     })
+}
+
+/// Tcl's `exec PROG ARGS…`: after one of the interpreter's `command_words`, the rest of the
+/// statement (to `]`, `;` or the line's end) is a program and its arguments.
+pub(crate) fn command_statements(
+    command: &Command,
+    words: &[String],
+    code: &str,
+    out: &mut Vec<Step>,
+) {
+    for line in code.split(['\n', ';', '[', ']']) {
+        let mut tokens = line.split_whitespace();
+        while let Some(token) = tokens.next() {
+            if words.iter().any(|w| w == token) {
+                let rest: Vec<&str> = tokens.by_ref().collect();
+                out.push(payload(command, rest.join(" ")));
+            }
+        }
+    }
 }
 
 /// Interpreter code that runs programs: each string literal is read as a shell command,

@@ -128,7 +128,13 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
             return;
         }
         if program == "source" || program == "." {
-            if let Some(text) = args.first().and_then(|path| file_text(&command, path)) {
+            // `source /dev/stdin <<< 'CMD'`: the text fed to it is the script.
+            let script = match args.first().map(String::as_str) {
+                Some("/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0") => stdin_text(&command),
+                Some(path) => file_text(&command, path),
+                None => None,
+            };
+            if let Some(text) = script {
                 out.push(payload(&command, text));
             }
             out.push(Step::Run(command));
@@ -169,6 +175,7 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
                     .any(|marker| code.contains(marker.as_str()))
             {
                 inline_code(&command, &code, out);
+                command_statements(&command, &interpreter.command_words, &code, out);
             }
             out.push(Step::Run(command));
             return;

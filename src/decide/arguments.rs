@@ -1,0 +1,163 @@
+//! Programs that run their arguments, named in no rule: any program's argument words are
+//! read for a guarded program followed by its target (`pkexec ssh atlas`, `perf stat --
+//! ssh atlas`) and for words that parse as shell code (`hyperfine 'ssh atlas uptime'`).
+//! What is found is walked as *speculative*: it is refused only where it reaches the mesh,
+//! never for what it leaves unknown, so a word that was only data costs nothing.
+
+use super::*;
+use crate::argv::base_name;
+use crate::rules::Program;
+use crate::shell::Stdin;
+
+/// Suffixes and shell-code words walked in one decision, and the words they hold, at
+/// most: past either the command cannot be checked (a command of thousands of program
+/// words is not an agent's) and is refused as unverifiable, never passed unread.
+const MAX_SUFFIXES: usize = 64;
+const MAX_SUFFIX_WORDS: usize = 8192;
+
+impl Guard<'_> {
+    /// The argument words of a command that runs (wrappers off), read for what they could run.
+    pub(super) fn arguments_run(&self, command: &Command, walk: &mut Walk) {
+        // A suffix already found is not searched again: every position of the outer
+        // command is tried, so this finds nothing new and would grow with the words' square.
+        if command.depth > MAX_PAYLOAD_DEPTH || walk.in_suffix {
+            return;
+        }
+        let Some(first) = command.words.first() else {
+            return;
+        };
+        let program = base_name(first);
+        // Shells and interpreters are read by their own rules; a guarded program that runs
+        // a command of its operands (`ssh host CMD`, `docker exec c CMD`) already walks it.
+        if self.rules.shell(program).is_some()
+            || self.rules.interpreter(program).is_some()
+            || self.rules.program(program).is_some_and(runs_a_command)
+        {
+            return;
+        }
+        let rules = self.rules.arguments(program);
+        if let Some(rules) = rules {
+            self.routes(command, rules, walk);
+        }
+        if let Some(rules) = rules
+            && rules.stdin_code
+            && let Stdin::Text(text) = &command.stdin
+        {
+            self.speculative_payload(text, command.depth + 1, walk);
+        }
+        if rules.is_some_and(|r| r.data) {
+            return;
+        }
+        let data_options: &[String] = rules.map_or(&[], |r| r.data_options.as_slice());
+        let words = code_words(&command.words[1..], data_options);
+        for (at, word) in words.iter().enumerate() {
+            let code = if self.is_program_word(word) {
+                None
+            } else {
+                match self.shell_code(word) {
+                    Some(code) => Some(code),
+                    None => continue,
+                }
+            };
+            walk.suffixes += 1;
+            walk.suffix_words += code.map_or(words.len() - at, |c| c.len() / 2 + 1);
+            if walk.suffixes > MAX_SUFFIXES || walk.suffix_words > MAX_SUFFIX_WORDS {
+                walk.incomplete.get_or_insert_with(|| {
+                    "its arguments hold more programs than can be checked".to_string()
+                });
+                return;
+            }
+            if code.is_none() {
+                let nested = Command {
+                    words: words[at..].iter().map(|w| w.to_string()).collect(),
+                    depth: command.depth + 1,
+                    ..command.clone()
+                };
+                walk.speculative += 1;
+                walk.in_suffix = true;
+                self.command(nested, walk);
+                walk.in_suffix = false;
+                walk.speculative -= 1;
+            } else if let Some(source) = code {
+                self.speculative_payload(source, command.depth + 1, walk);
+            }
+        }
+    }
+
+    /// `export DOCKER_HOST=ssh://atlas`: a variable that points later commands at a machine.
+    fn routes(&self, command: &Command, rules: &crate::rules::Arguments, walk: &mut Walk) {
+        for (name, value) in &command.env {
+            if let Some(&role) = rules.route_env.get(name) {
+                let cx = Context {
+                    command,
+                    over: "the environment".into(),
+                    shape: vec![],
+                    user: None,
+                    carried: Default::default(),
+                };
+                let shape = format!("export {name}=<{}>", role.placeholder());
+                self.candidate(role, value.clone(), &cx, shape, walk);
+            }
+        }
+    }
+
+    fn speculative_payload(&self, source: &str, depth: usize, walk: &mut Walk) {
+        walk.speculative += 1;
+        self.payload(source, depth, &[], walk);
+        walk.speculative -= 1;
+    }
+
+    /// A word naming a program the guard knows, as a program is typed (`ssh`, `/usr/bin/ssh`).
+    fn is_program_word(&self, word: &str) -> bool {
+        let name = base_name(word);
+        (word == name || word.starts_with('/'))
+            && (self.rules.program(name).is_some()
+                || self.rules.wrapper(name).is_some()
+                || self.rules.shell(name).is_some())
+    }
+
+    /// A word that may be shell code running a program the guard knows: `'ssh atlas make'`,
+    /// `--exec='ssh atlas'`, vim's `:!ssh atlas` and git aliases' `!ssh atlas`.
+    fn shell_code<'w>(&self, word: &'w str) -> Option<&'w str> {
+        // `--exec=CODE`, `alias.x=!CODE`: the value after the first `=` of a first word.
+        let code = match word.split_once('=') {
+            Some((name, value)) if !name.contains(char::is_whitespace) => value,
+            _ => word,
+        };
+        let code = code.trim_start_matches([':', '!']);
+        code.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'))
+            .any(|w| !w.is_empty() && w != code && self.is_program_word(w))
+            .then_some(code)
+    }
+}
+
+/// The words of an argument vector that may run, with data options' values left out.
+fn code_words<'a>(args: &'a [String], data_options: &[String]) -> Vec<&'a str> {
+    let mut words = Vec::new();
+    let mut skip_next = false;
+    for arg in args {
+        if std::mem::take(&mut skip_next) {
+            continue;
+        }
+        if data_options.iter().any(|o| o == arg) {
+            skip_next = true;
+            continue;
+        }
+        let glued = data_options.iter().any(|o| {
+            arg.strip_prefix(o.as_str())
+                .is_some_and(|r| r.starts_with('=') || (!o.starts_with("--") && !r.is_empty()))
+        });
+        if !glued {
+            words.push(arg.as_str());
+        }
+    }
+    words
+}
+
+/// Whether a guarded program (or one of its subcommands) runs a command of its operands.
+fn runs_a_command(spec: &Program) -> bool {
+    spec.operands
+        .iter()
+        .any(|o| matches!(o.role, Role::Command | Role::RemoteCommand))
+        || spec.subcommand.iter().any(runs_a_command)
+}
