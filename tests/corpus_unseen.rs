@@ -25,11 +25,10 @@ const FLOORS: [(&str, Floor); 8] = [
     ("one_job.toml", Floor::new(55.0, 100.0, 0.0)),
     ("runs_arguments.toml", Floor::new(1.8, 100.0, 0.0)),
     ("families.toml", Floor::new(50.0, 94.2, 0.0)),
-    ("precision.toml", Floor::new(100.0, 75.7, 0.0)),
+    ("precision.toml", Floor::new(100.0, 95.4, 0.0)),
     ("on_disk.toml", Floor::new(0.0, 96.6, 0.0)),
-    ("refusal.toml", Floor::new(92.7, 80.0, 30.4)),
-    // Needs the new catalog key `pattern`: until it exists the catalog is invalid.
-    ("patterns.toml", Floor::new(0.0, 11.1, 0.0)),
+    ("refusal.toml", Floor::new(92.7, 100.0, 30.4)),
+    ("patterns.toml", Floor::new(92.3, 100.0, 0.0)),
 ];
 
 const RULE_IDS: [&str; 6] = [

@@ -46,8 +46,7 @@ impl Guard<'_> {
             match target::resolve(catalog, c.role, &c.value, c.user.as_deref()) {
                 target::Resolved::Nothing => {}
                 target::Resolved::Unknown => {
-                    unknown
-                        .get_or_insert_with(|| (c.command.clone(), c.value.replace(UNKNOWN, "…")));
+                    unknown.get_or_insert(c);
                 }
                 target::Resolved::Forge(account) => forge = Some(account),
                 target::Resolved::Mesh {
@@ -80,11 +79,26 @@ impl Guard<'_> {
                 words.clone(),
                 format!("its program `{program}` cannot be known before it runs"),
             ))
-        } else if let Some((command, value)) = unknown {
-            Some((
-                command,
-                format!("its target `{value}` cannot be known before it runs"),
-            ))
+        } else if let Some(c) = unknown {
+            // Only a word that could be this target and flows into it counts.
+            let words = flow::own_words(c).iter().chain(&walk.flows);
+            let object = words
+                .flat_map(|w| flow::target_pieces(w))
+                .find_map(|piece| catalog.object(piece));
+            let Some(object) = object else {
+                return self.judge_rest(source, &walk, forge);
+            };
+            return Decision::Refuse(Refusal {
+                reaches: object.describe(),
+                target: object.name().to_string(),
+                object: Some(object),
+                command: c.command.clone(),
+                detail: format!(
+                    "its target `{}` cannot be known before it runs",
+                    c.value.replace(UNKNOWN, "…")
+                ),
+                ..Refusal::plain(Rule::Unverifiable, source, "")
+            });
         } else {
             walk.unparsable.first().map(|text| {
                 (
@@ -108,6 +122,11 @@ impl Guard<'_> {
                 ..Refusal::plain(Rule::Unverifiable, source, "")
             });
         }
+        self.judge_rest(source, &walk, forge)
+    }
+
+    /// After the candidates and what could not be known: unparsable text, the forge.
+    fn judge_rest(&self, source: &str, walk: &Walk, forge: Option<String>) -> Decision {
         if walk
             .unparsable
             .iter()

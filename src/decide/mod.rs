@@ -5,6 +5,7 @@
 //! passes even when the catalog is broken, and costs no file read).
 
 mod agents;
+mod flow;
 mod guard_files;
 mod judge;
 mod overrides;
@@ -142,6 +143,10 @@ struct Walk {
     unparsable: Vec<String>,
     /// Every word met, for "does the command name a mesh object".
     words: Vec<String>,
+    /// Words that can flow into another command's target (see `flow`).
+    flows: Vec<String>,
+    /// Functions the command defines: a call's arguments flow into the body.
+    functions: Vec<String>,
     refusal: Option<Refusal>,
     incomplete: Option<String>,
     /// Variables of the script being walked (innermost payload last): every value each
@@ -266,4 +271,7 @@ pub(super) struct Context<'c> {
     shape: Vec<String>,
     user: Option<String>,
     inner: Option<String>,
+    /// The program works on another machine's daemon or host (`-H`, `DOCKER_HOST`) that is
+    /// given: its containers and units are that machine's, judged by the host alone.
+    elsewhere: bool,
 }

@@ -32,6 +32,7 @@ impl Guard<'_> {
             shape: vec![name],
             user: None,
             inner: None,
+            elsewhere: false,
         };
         self.program_args(spec, None, &args, context, walk);
     }
@@ -65,6 +66,7 @@ impl Guard<'_> {
                 }
             }
         }
+        cx.elsewhere |= self.elsewhere(spec, &scanned, cx.command, walk);
         for arg in &scanned {
             if let Arg::Option { name, value } = arg
                 && let Some(&role) = spec.options.get(name)
@@ -185,7 +187,7 @@ impl Guard<'_> {
                 | Role::Identifier
                 | Role::ContainerFilter
         );
-        if walk.remote > 0 && local_name {
+        if (walk.remote > 0 || cx.elsewhere) && local_name {
             return;
         }
         match role {
@@ -227,6 +229,37 @@ impl Guard<'_> {
             user: cx.user.clone(),
             inner: cx.inner.clone(),
         });
+    }
+}
+
+impl Guard<'_> {
+    /// Whether the program is pointed at a daemon or host it names (`-H ssh://x`,
+    /// `--host=x`, `DOCKER_HOST=tcp://x`), not the local one. An unknown one is not taken
+    /// as elsewhere: the local names stay candidates.
+    fn elsewhere(&self, spec: &Program, scanned: &[Arg], command: &Command, walk: &Walk) -> bool {
+        let remote = |value: &str| {
+            let value = value.trim();
+            !value.is_empty()
+                && !value.contains(UNKNOWN)
+                && !value.starts_with("unix://")
+                && !value.starts_with("npipe://")
+                && !value.starts_with("fd://")
+                && !matches!(
+                    target::host_word(value),
+                    "localhost" | "127.0.0.1" | "::1" | ""
+                )
+        };
+        let by_option = scanned.iter().any(|arg| {
+            matches!(arg, Arg::Option { name, value: Some(value) }
+                if spec.options.get(name) == Some(&Role::DaemonHost) && remote(value))
+        });
+        let by_env = spec.env.iter().any(|(var, role)| {
+            *role == Role::DaemonHost && {
+                let values: Vec<&String> = walk.env_values(command, var).collect();
+                !values.is_empty() && values.iter().all(|v| remote(v))
+            }
+        });
+        by_option || by_env
     }
 }
 

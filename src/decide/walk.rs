@@ -8,6 +8,8 @@ impl Guard<'_> {
         if let Some(why) = script.incomplete {
             walk.incomplete.get_or_insert(why);
         }
+        walk.flows.extend(script.mentioned.iter().cloned());
+        walk.functions.extend(script.functions);
         walk.words.extend(script.mentioned);
         walk.scopes.push(std::rc::Rc::new(script.variables));
         for command in script.commands {
@@ -18,6 +20,7 @@ impl Guard<'_> {
 
     pub(super) fn command(&self, command: Command, walk: &mut Walk) {
         walk.words.extend(command.words.iter().cloned());
+        walk.note_flows(&command);
         // `H=atlas ssh $H`, `xargs … <<< atlas`: assigned values and text fed to the
         // command are part of what the command names.
         walk.words.extend(
@@ -77,6 +80,7 @@ impl Guard<'_> {
                 shape: vec![],
                 user: None,
                 inner: None,
+                elsewhere: false,
             };
             self.candidate(Role::Host, host, &cx, "/dev/tcp/<machine>".into(), walk);
         }

@@ -52,6 +52,9 @@ pub struct Command {
     pub files: Vec<(String, String)>,
     /// How many payloads (`bash -c`, `eval`, ssh remote commands) it sits inside.
     pub depth: usize,
+    /// It runs inside a command or process substitution: its output becomes part of
+    /// another command's words, so what it names can flow into that command.
+    pub feeds: bool,
 }
 
 /// Every simple command of a shell source, in the order bash would meet them.
@@ -65,6 +68,8 @@ pub struct Script {
     pub mentioned: Vec<String>,
     /// Set when a limit was reached: the command cannot be fully verified.
     pub incomplete: Option<String>,
+    /// Names of the functions it defines: a call's arguments reach the body's `$@`.
+    pub functions: Vec<String>,
 }
 
 /// Why a source could not be walked at all.

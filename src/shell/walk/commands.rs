@@ -139,6 +139,7 @@ impl Walker<'_> {
             writes,
             files,
             depth: self.depth,
+            feeds: self.feeding > 0,
         };
         // `echo 'ssh atlas' > s.sh`: what the command wrote is known to later commands.
         if let Stdin::Text(text) = output_of(&command) {
