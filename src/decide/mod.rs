@@ -5,6 +5,7 @@
 //! passes even when the catalog is broken, and costs no file read).
 
 mod agents;
+mod disk;
 mod flow;
 mod guard_files;
 mod judge;
@@ -17,7 +18,7 @@ use crate::argv::{self, Arg, base_name};
 use crate::catalog::{Catalog, LazyCatalog, MeshObject};
 use crate::protect;
 use crate::rules::{Program, Role, Rules};
-use crate::shell::{self, Command, Script, Stdin, UNKNOWN};
+use crate::shell::{self, Command, Script, Stdin, UNKNOWN, is_known};
 use crate::unwrap::{Step, unwrap};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

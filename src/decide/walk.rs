@@ -59,6 +59,7 @@ impl Guard<'_> {
                             .override_attempt(&command)
                             .or_else(|| self.self_protection(&command, walk));
                     }
+                    let command = self.with_disk(command, walk);
                     self.note_links(&command, walk);
                     self.transports(&command, walk);
                     self.invocation(&command, walk);
