@@ -176,3 +176,69 @@ fn runs_as_shell(text: &str) -> bool {
         "sh" | "bash" | "dash" | "ksh" | "zsh" | "ash" | "busybox"
     )
 }
+
+/// The ssh clients whose destination goes through ssh's configuration.
+const SSH_CLIENTS: [&str; 6] = ["ssh", "scp", "sftp", "rsync", "autossh", "mosh"];
+
+impl Guard<'_> {
+    /// `ssh ci`: the hosts ssh's configuration sends the destination to (`HostName`,
+    /// `ProxyJump`), each a candidate of its own; a `ProxyCommand` is walked as a command.
+    pub(super) fn ssh_config(&self, role: Role, value: &str, cx: &Context, walk: &mut Walk) {
+        if !matches!(role, Role::Host | Role::HostPath) {
+            return;
+        }
+        let Some(disk) = self.protected.disk.clone() else {
+            return;
+        };
+        let words = &cx.command.words;
+        let program = words.first().map(|p| base_name(p)).unwrap_or("");
+        if !SSH_CLIENTS.contains(&program) || !is_known(value) {
+            return;
+        }
+        let Some(destination) = target::ssh_destination(role, value) else {
+            return;
+        };
+        let args = &words[1..];
+        let mut options = option_values(args, &["-o".into()]);
+        options.extend(
+            option_values(args, &["-J".into()])
+                .into_iter()
+                .map(|j| format!("ProxyJump {j}")),
+        );
+        let config = option_values(args, &["-F".into()]).pop().map(|f| {
+            let f = self.protected.expand_tilde(&f);
+            self.protected
+                .resolve(&f, walk.cwd.as_deref())
+                .to_string_lossy()
+                .into_owned()
+        });
+        let route = disk.ssh(destination, options, config);
+        let (user, typed) = match destination.rsplit_once('@') {
+            Some((user, host)) => (Some(user), host),
+            None => (None, destination),
+        };
+        for host in route.hosts {
+            let value = match host {
+                Value::Known(h) if h.eq_ignore_ascii_case(typed) => continue,
+                Value::Known(h) => match user {
+                    Some(user) => format!("{user}@{h}"),
+                    None => h,
+                },
+                Value::Unknown => UNKNOWN.to_string(),
+            };
+            let shape = format!("{} <machine>", program);
+            walk.candidates.push(Candidate {
+                role: Role::Host,
+                value,
+                command: cx.command.words.clone(),
+                over: cx.over.clone(),
+                shape,
+                user: cx.user.clone(),
+                inner: cx.inner.clone(),
+            });
+        }
+        for source in route.commands {
+            self.payload(&source, cx.command.depth + 1, &[], walk);
+        }
+    }
+}

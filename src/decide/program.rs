@@ -220,6 +220,7 @@ impl Guard<'_> {
                 return;
             }
         }
+        self.ssh_config(role, &value, cx, walk);
         walk.candidates.push(Candidate {
             role,
             value,

@@ -161,6 +161,18 @@ pub(super) fn host_word(word: &str) -> &str {
     split_host(word).1
 }
 
+/// The `[user@]host` a Host or HostPath word gives ssh as its destination, if any.
+pub(super) fn ssh_destination(role: Role, value: &str) -> Option<&str> {
+    match role {
+        Role::Host if !value.contains("://") => {
+            Some(value).filter(|v| !v.is_empty() && !v.starts_with('-'))
+        }
+        Role::Host => None,
+        Role::HostPath => host_of_path(value).filter(|h| !h.contains("://")),
+        _ => None,
+    }
+}
+
 /// The host part of an scp/rsync operand, if it names one: `user@host:path`, `host::mod`,
 /// `rsync://host/mod`. A local path (`./a:b`, `/x:y`) names none.
 fn host_of_path(word: &str) -> Option<&str> {

@@ -4,7 +4,7 @@
 //! a guarded program or a script it is about to run.
 
 use super::read::{Reader, read_script};
-use super::{Value, endpoint, make, podman};
+use super::{Value, endpoint, make, podman, ssh};
 use std::cell::RefCell;
 use std::path::Path;
 
@@ -21,6 +21,30 @@ pub trait Disk: std::fmt::Debug {
     fn docker(&self, own: Own, context: Option<&str>) -> Value;
     /// Where `podman` works: its own engine, a URL, or unknown.
     fn podman(&self, own: Own, flags: &podman::Flags) -> podman::Endpoint;
+    /// Where ssh goes for a destination as typed (`[user@]host`), through the user's
+    /// configuration (`-o` lines, `-F FILE`): every host it connects to, and the commands
+    /// it runs to get there (`ProxyCommand`).
+    fn ssh(&self, destination: &str, options: Vec<String>, config: Option<String>) -> SshRoute;
+}
+
+/// What ssh's configuration makes of a destination.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SshRoute {
+    /// The host names connected to, in order (jumps, then the destination); unknown ones
+    /// as [`Value::Unknown`].
+    pub hosts: Vec<Value>,
+    /// `ProxyCommand`s, to be judged as shell code.
+    pub commands: Vec<String>,
+}
+
+fn route(resolved: &ssh::Resolved, out: &mut SshRoute) {
+    match &resolved.proxy {
+        ssh::Proxy::None => {}
+        ssh::Proxy::Jumps(hops) => hops.iter().for_each(|hop| route(hop, out)),
+        ssh::Proxy::Command(text) => out.commands.push(text.clone()),
+        ssh::Proxy::Unknown => out.hosts.push(Value::Unknown),
+    }
+    out.hosts.push(resolved.hostname.clone());
 }
 
 /// The disk as the hook sees it: the session's environment and home, one reader per call.
@@ -58,6 +82,23 @@ impl Disk for OnDisk {
             Some(home) => endpoint::docker(&env, home, context, &mut *self.reader.borrow_mut()),
             None => Value::Unknown,
         }
+    }
+
+    fn ssh(&self, destination: &str, options: Vec<String>, config: Option<String>) -> SshRoute {
+        let (Some(home), Some(dest)) = (&self.home, ssh::parse_destination(destination, false))
+        else {
+            return SshRoute::default();
+        };
+        let user = std::env::var("USER").ok();
+        let context = ssh::Context {
+            home,
+            local_user: user.as_deref(),
+        };
+        let sources = ssh::sources(home, options, config);
+        let resolved = ssh::resolve(&sources, &dest, &context, &mut *self.reader.borrow_mut());
+        let mut out = SshRoute::default();
+        route(&resolved, &mut out);
+        out
     }
 
     fn podman(&self, own: Own, flags: &podman::Flags) -> podman::Endpoint {
