@@ -242,3 +242,123 @@ impl Guard<'_> {
         }
     }
 }
+
+/// bash's builtins and keywords: never a program on `PATH`, never worth a startup file.
+const BUILTINS: [&str; 58] = [
+    "cd",
+    "export",
+    "set",
+    "unset",
+    "source",
+    ".",
+    "read",
+    "eval",
+    "exec",
+    "exit",
+    "return",
+    "shift",
+    "alias",
+    "unalias",
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "let",
+    "test",
+    "[",
+    "[[",
+    "printf",
+    "echo",
+    "pwd",
+    "pushd",
+    "popd",
+    "dirs",
+    "type",
+    "hash",
+    "command",
+    "builtin",
+    "trap",
+    "wait",
+    "jobs",
+    "fg",
+    "bg",
+    "kill",
+    "umask",
+    "ulimit",
+    "shopt",
+    "getopts",
+    "times",
+    "true",
+    "false",
+    ":",
+    "history",
+    "complete",
+    "compgen",
+    "mapfile",
+    "readarray",
+    "enable",
+    "help",
+    "logout",
+    "caller",
+    "disown",
+    "suspend",
+    "fc",
+];
+
+impl Guard<'_> {
+    /// A program that is no rule's, no builtin, no function of the command and not on
+    /// `PATH`: the user's startup files may define it (`alias b='ssh build'`). Only then
+    /// are they read.
+    pub(super) fn startup_definition(&self, command: &Command, walk: &mut Walk) {
+        let Some(disk) = self.protected.disk.clone() else {
+            return;
+        };
+        let Some(name) = command.words.first() else {
+            return;
+        };
+        let known_elsewhere = name.contains('/')
+            || !is_known(name)
+            || BUILTINS.contains(&name.as_str())
+            || walk.functions.contains(name)
+            || self.rules.program(name).is_some()
+            || self.rules.wrapper(name).is_some()
+            || self.rules.shell(name).is_some()
+            || self.rules.interpreter(name).is_some();
+        if known_elsewhere || disk.on_path(name) {
+            return;
+        }
+        let args = &command.words[1..];
+        match disk.definition(name) {
+            crate::ondisk::disk::Definition::Alias(text) => {
+                let quoted: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
+                let source = format!("{text} {}", quoted.join(" "));
+                self.payload(&source, command.depth + 1, &command.env, walk);
+            }
+            crate::ondisk::disk::Definition::Function(body) => {
+                let mut env: Vec<(String, String)> = args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| ((i + 1).to_string(), w.clone()))
+                    .collect();
+                env.push(("@".into(), args.join(" ")));
+                self.payload(&body, command.depth + 1, &env, walk);
+            }
+            crate::ondisk::disk::Definition::Unknown => {
+                walk.unknown_programs.push(command.words.clone());
+            }
+            crate::ondisk::disk::Definition::None => {}
+        }
+    }
+}
+
+/// A word quoted so the shell reads it back as that one word.
+fn shell_quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+    {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
+}

@@ -60,6 +60,7 @@ impl Guard<'_> {
                             .or_else(|| self.self_protection(&command, walk));
                     }
                     let command = self.with_disk(command, walk);
+                    self.startup_definition(&command, walk);
                     self.note_links(&command, walk);
                     self.transports(&command, walk);
                     self.invocation(&command, walk);

@@ -4,8 +4,8 @@
 //! a guarded program or a script it is about to run.
 
 use super::read::{Reader, read_script};
-use super::{Value, endpoint, make, podman, ssh};
-use std::cell::RefCell;
+use super::{Value, endpoint, make, podman, ssh, startup};
+use std::cell::{OnceCell, RefCell};
 use std::path::Path;
 
 /// A command's own assignments (`DOCKER_HOST=… docker ps`), looked up before the session's.
@@ -25,6 +25,23 @@ pub trait Disk: std::fmt::Debug {
     /// configuration (`-o` lines, `-F FILE`): every host it connects to, and the commands
     /// it runs to get there (`ProxyCommand`).
     fn ssh(&self, destination: &str, options: Vec<String>, config: Option<String>) -> SshRoute;
+    /// Whether a program name is found on `PATH` (a file system lookup, no file read).
+    fn on_path(&self, name: &str) -> bool;
+    /// What the user's startup files define a name as.
+    fn definition(&self, name: &str) -> Definition;
+}
+
+/// A name as the user's startup files define it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Definition {
+    /// `alias name='text'`: the text replaces the name.
+    Alias(String),
+    /// `name() { body; }`: the body runs with the words after the name as `$1…`.
+    Function(String),
+    /// Defined, but not knowably (twice, or in a file that could not be read whole).
+    Unknown,
+    /// Not defined.
+    None,
 }
 
 /// What ssh's configuration makes of a destination.
@@ -52,6 +69,7 @@ fn route(resolved: &ssh::Resolved, out: &mut SshRoute) {
 pub struct OnDisk {
     home: Option<String>,
     reader: RefCell<Reader>,
+    startup: OnceCell<startup::Definitions>,
 }
 
 impl OnDisk {
@@ -59,6 +77,7 @@ impl OnDisk {
         OnDisk {
             home: home.map(|h| h.to_string_lossy().into_owned()),
             reader: RefCell::new(Reader::default()),
+            startup: OnceCell::new(),
         }
     }
 
@@ -99,6 +118,34 @@ impl Disk for OnDisk {
         let mut out = SshRoute::default();
         route(&resolved, &mut out);
         out
+    }
+
+    fn on_path(&self, name: &str) -> bool {
+        use std::os::unix::fs::PermissionsExt as _;
+        let Some(path) = std::env::var_os("PATH") else {
+            return false;
+        };
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(name))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    }
+
+    fn definition(&self, name: &str) -> Definition {
+        let Some(home) = &self.home else {
+            return Definition::None;
+        };
+        let definitions = self
+            .startup
+            .get_or_init(|| startup::read(home, &mut *self.reader.borrow_mut()));
+        let found = |map: &std::collections::BTreeMap<String, Value>| map.get(name).cloned();
+        match (found(&definitions.aliases), found(&definitions.functions)) {
+            // bash expands an alias before it looks for a function.
+            (Some(Value::Known(text)), _) => Definition::Alias(text),
+            (Some(Value::Unknown), _) | (None, Some(Value::Unknown)) => Definition::Unknown,
+            (None, Some(Value::Known(body))) => Definition::Function(body),
+            (None, None) => Definition::None,
+        }
     }
 
     fn podman(&self, own: Own, flags: &podman::Flags) -> podman::Endpoint {
