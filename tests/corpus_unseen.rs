@@ -25,10 +25,10 @@ const FLOORS: [(&str, Floor); 8] = [
     ("one_job.toml", Floor::new(55.0, 100.0, 0.0)),
     ("runs_arguments.toml", Floor::new(1.8, 100.0, 0.0)),
     ("families.toml", Floor::new(50.0, 94.2, 0.0)),
-    ("precision.toml", Floor::new(100.0, 95.4, 0.0)),
-    ("on_disk.toml", Floor::new(86.8, 100.0, 0.0)),
+    ("precision.toml", Floor::new(100.0, 96.0, 0.0)),
+    ("on_disk.toml", Floor::new(90.1, 100.0, 0.0)),
     ("refusal.toml", Floor::new(92.7, 100.0, 30.4)),
-    ("patterns.toml", Floor::new(92.3, 100.0, 0.0)),
+    ("patterns.toml", Floor::new(95.0, 100.0, 0.0)),
 ];
 
 const RULE_IDS: [&str; 6] = [

@@ -68,17 +68,29 @@ impl Guard<'_> {
             let file =
                 option_values(&args, &["-f".into(), "--file".into(), "--makefile".into()]).pop();
             if let Some(makefile) = disk.makefile(cwd, file.as_deref()) {
-                let targets: Vec<&String> = args
-                    .iter()
-                    .filter(|a| !a.starts_with('-') && !a.contains('='))
-                    .collect();
-                let wanted = |target: &str| {
-                    if targets.is_empty() {
-                        makefile.recipes.first().is_some_and(|(t, _)| t == target)
-                    } else {
-                        targets.iter().any(|t| *t == target)
+                // Operands that are neither options, their values, nor `VAR=value`.
+                let mut targets: Vec<&str> = Vec::new();
+                let mut skip = false;
+                for a in &args {
+                    if std::mem::take(&mut skip) {
+                        continue;
                     }
-                };
+                    if MAKE_VALUED.contains(&a.as_str()) {
+                        skip = true;
+                    } else if !a.starts_with('-') && !a.contains('=') {
+                        targets.push(a);
+                    }
+                }
+                // The default goal: the first target that is not special (`.PHONY`).
+                let default = makefile
+                    .recipes
+                    .iter()
+                    .map(|(t, _)| t.split_whitespace().next().unwrap_or(""))
+                    .find(|t| !t.starts_with('.'));
+                if targets.is_empty() {
+                    targets.extend(default);
+                }
+                let wanted = |rule: &str| rule.split_whitespace().any(|t| targets.contains(&t));
                 let mut lines: Vec<String> = makefile.parse_time.clone();
                 for (target, recipe) in &makefile.recipes {
                     if wanted(target) {
@@ -176,6 +188,19 @@ fn runs_as_shell(text: &str) -> bool {
         "sh" | "bash" | "dash" | "ksh" | "zsh" | "ash" | "busybox"
     )
 }
+
+/// make's options that take the next word as their value.
+const MAKE_VALUED: [&str; 9] = [
+    "-f",
+    "--file",
+    "--makefile",
+    "-C",
+    "-I",
+    "-o",
+    "-W",
+    "-j",
+    "-l",
+];
 
 /// The ssh clients whose destination goes through ssh's configuration.
 const SSH_CLIENTS: [&str; 6] = ["ssh", "scp", "sftp", "rsync", "autossh", "mosh"];
