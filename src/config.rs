@@ -114,7 +114,10 @@ impl Paths {
         );
         paths.extend(var("COPILOT_HOME").map(|d| d.join("hooks")));
         // Links are followed, and the binary added, when a command first writes a file.
-        Protected::new(paths, cwd, home)
+        let disk = crate::ondisk::disk::OnDisk::new(home.as_deref());
+        let mut protected = Protected::new(paths, cwd, home);
+        protected.disk = Some(std::rc::Rc::new(disk));
+        protected
     }
 }
 

@@ -120,6 +120,43 @@ fn a_duplicate_says_where_the_first_definition_is() {
     );
 }
 
+/// A `[[machine]] pattern` that is not a regular expression is an error at its line; a
+/// valid one is accepted and reaches the machines it names.
+#[test]
+fn a_bad_machine_pattern_names_its_line() {
+    let dir = Scratch::new("catalog-pattern");
+    let file = dir.write(
+        "c.toml",
+        "version = 1\n[[machine]]\nname = \"nodes\"\npattern = \"node-[0-9]{4}\"\n[[machine]]\nname = \"gpus\"\npattern = \"gpu-[a-z\"\n",
+    );
+    let out = check(&file);
+    assert_eq!(out.code, 1);
+    let got = lines(&out);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].starts_with(&format!(
+            "error: {}:7: `gpu-[a-z` is not a valid pattern",
+            file.display()
+        )),
+        "{got:?}"
+    );
+    let good = dir.write(
+        "good.toml",
+        "version = 1\n[[machine]]\nname = \"nodes\"\npattern = \"node-[0-9]{4}\"\n",
+    );
+    let decide = |command: &str| {
+        run(
+            &["check", "--", command],
+            &[("MESH_GUARD_CATALOG", good.as_path())],
+            b"",
+        )
+        .code
+    };
+    assert_eq!(decide("ssh NODE-0417 uptime"), 1);
+    assert_eq!(decide("ssh node-417 uptime"), 0);
+    assert_eq!(decide("ssh node-04170 uptime"), 0);
+}
+
 /// Every way a value can have the wrong type, and every missing key, in the format's words.
 #[test]
 fn type_errors_read_as_the_format() {

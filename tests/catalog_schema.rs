@@ -143,6 +143,19 @@ fn the_optional_record_table_validates() {
     );
 }
 
+/// Machines named by scheme (issue 13, item 7): the unseen corpus's pattern catalog is
+/// valid for the schema, and a pattern that is not a string is not.
+#[test]
+fn machine_patterns_validate() {
+    let text =
+        std::fs::read_to_string(root().join("tests/corpus/unseen/catalog-patterns.toml")).unwrap();
+    assert_eq!(errors_of(&text), Vec::<String>::new());
+    assert_ne!(
+        errors_of("version = 1\n[[machine]]\nname = \"n\"\npattern = 3\n"),
+        Vec::<String>::new()
+    );
+}
+
 /// The mistakes the guard rejects, rejected by the schema too (an editor flags them).
 #[test]
 fn mistakes_are_rejected() {

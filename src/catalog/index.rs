@@ -5,9 +5,12 @@
 mod build;
 mod lookup;
 mod object;
+mod pattern;
 
 pub(crate) use build::*;
 pub use object::*;
+pub(crate) use pattern::Patterns;
+pub use pattern::is_glob;
 
 use super::Cidr;
 use super::cache::{Table, View};
@@ -61,6 +64,8 @@ pub(super) struct Ranges {
     pub(super) forge: Option<(String, String)>,
     /// The `[record] syslog` setting, as written.
     pub(super) syslog: Option<String>,
+    /// Machines named by pattern, compiled only when a host is no exact name.
+    pub(super) patterns: Patterns,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +97,8 @@ pub enum HostBy {
     Name,
     Domain,
     Network,
+    /// A `[[machine]] pattern` matched: `machine` is the host as written.
+    Pattern,
 }
 
 impl Catalog {
@@ -162,6 +169,12 @@ impl Catalog {
             }
             return None;
         }
+        if ranges.patterns.matches(&key) {
+            return Some(HostMatch {
+                machine: key,
+                by: HostBy::Pattern,
+            });
+        }
         if ranges.domains.iter().any(|d| {
             key.len() > d.len()
                 && key.ends_with(d.as_str())
@@ -181,6 +194,37 @@ impl Catalog {
             name: name.to_string(),
             module,
         })
+    }
+
+    /// The first mesh unit a systemd glob (`redis*`, `*.timer`) matches, if any.
+    pub fn unit_glob(&self, glob: &str) -> Option<MeshObject> {
+        let names = self.names(super::cache::Table::Units);
+        let found = pattern::first_glob_match(glob, &names, true)?;
+        self.unit(&found)
+    }
+
+    /// The first mesh container a glob matches, if any.
+    pub fn container_glob(&self, glob: &str) -> Option<MeshObject> {
+        let names = self.names(super::cache::Table::Containers);
+        let found = pattern::first_glob_match(glob, &names, false)?;
+        self.container(&found)
+    }
+
+    /// Every key of a table, for globs: read whole only when a command holds one.
+    fn names(&self, table: Table) -> Vec<String> {
+        match &self.repr {
+            Repr::Memory(index) => {
+                let map = if table == Table::Containers {
+                    &index.module_by_container
+                } else {
+                    &index.module_by_unit
+                };
+                let mut names: Vec<String> = map.keys().cloned().collect();
+                names.sort();
+                names
+            }
+            Repr::Cached(view) => view.keys(table),
+        }
     }
 
     pub fn unit(&self, name: &str) -> Option<MeshObject> {

@@ -11,7 +11,7 @@ mod shape;
 pub use lazy::*;
 
 pub use cache::file_for as cache_file_for;
-pub use index::{Catalog, HostBy, HostMatch, MeshObject, ModuleEntry, ToolEntry};
+pub use index::{Catalog, HostBy, HostMatch, MeshObject, ModuleEntry, ToolEntry, is_glob};
 pub use net::Cidr;
 
 use serde::Deserialize;
@@ -66,6 +66,8 @@ pub struct Machine {
     pub name: Spanned<String>,
     #[serde(default)]
     pub aliases: Vec<Spanned<String>>,
+    /// Machines named by scheme: any host name this regex matches whole is this machine.
+    pub pattern: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

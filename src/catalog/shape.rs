@@ -65,7 +65,11 @@ const ROOT: Table = Table {
         (
             "machine",
             Shape::Tables(&Table {
-                keys: &[("name", Shape::Str, Yes), ("aliases", Shape::Strings, No)],
+                keys: &[
+                    ("name", Shape::Str, Yes),
+                    ("aliases", Shape::Strings, No),
+                    ("pattern", Shape::Str, No),
+                ],
             }),
             No,
         ),

@@ -94,6 +94,7 @@ impl Guard<'_> {
                     shape: vec![],
                     user: None,
                     carried: Default::default(),
+                    elsewhere: false,
                 };
                 let shape = format!("export {name}=<{}>", role.placeholder());
                 self.candidate(role, value.clone(), &cx, shape, walk);

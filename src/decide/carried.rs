@@ -72,6 +72,7 @@ impl Guard<'_> {
             files: Vec::new(),
             depth,
             written: Vec::new(),
+            feeds: false,
         };
         self.runs_of_command(command)
     }

@@ -1,6 +1,8 @@
 //! With the catalog: each candidate target resolved, the first that reaches the mesh refused.
 
-use super::{Decision, Guard, MAX_SOURCE_BYTES, PassReason, Refusal, Rule, Walk, Why, target};
+use super::{
+    Decision, Guard, MAX_SOURCE_BYTES, PassReason, Refusal, Rule, Walk, Why, flow, target,
+};
 use crate::catalog::{Catalog, MeshObject};
 use crate::shell::{self, UNKNOWN};
 use std::collections::HashMap;
@@ -82,18 +84,29 @@ impl Guard<'_> {
         }
         // What could not be known matters only where the command names the mesh; the
         // words are looked up (one catalog probe each) only when something is unknown.
-        let mut carried = None;
         let why = if let Some(words) = walk.unknown_programs.first() {
             let program = words
                 .first()
                 .map_or(String::new(), |w| w.replace(UNKNOWN, "…"));
             Some((words.clone(), Why::UnknownProgram(program)))
         } else if let Some(c) = unknown {
+            // Only a word that could be this target and flows into it counts.
+            let words = flow::own_words(c).iter().chain(&walk.flows);
+            let object = words
+                .flat_map(|w| flow::target_pieces(w))
+                .find_map(|piece| catalog.object(piece));
+            let Some(object) = object else {
+                return self.judge_rest(source, &walk, forge);
+            };
             let value = crate::shell::quote::shown(&c.value, &c.command_written, false);
             let kind = c.role.placeholder();
             // The shape is known: the refusal can still name the tool for it, "if the
             // target is a mesh machine".
-            carried = Some(Refusal {
+            return Decision::Refuse(Refusal {
+                reaches: object.describe(),
+                target: object.name().to_string(),
+                object: Some(object),
+                command: c.command.clone(),
                 shape: c.shape.trim().to_string(),
                 inner: c.carried.inner.clone(),
                 runs: c.carried.runs.clone(),
@@ -102,9 +115,9 @@ impl Guard<'_> {
                 written: c.command_written.clone(),
                 verbatim: false,
                 unknown: Some((value.clone(), kind.to_string())),
-                ..Refusal::plain(Rule::Unverifiable, "", Why::Reaches)
+                why: Why::UnknownTarget(value),
+                ..Refusal::plain(Rule::Unverifiable, source, Why::Reaches)
             });
-            Some((c.command.clone(), Why::UnknownTarget(value)))
         } else {
             walk.unparsable
                 .first()
@@ -116,7 +129,7 @@ impl Guard<'_> {
                 .iter()
                 .find_map(|w| names_mesh_object(catalog, w))
         {
-            let verbatim = carried.is_none() && command.len() == 1;
+            let verbatim = command.len() == 1;
             return Decision::Refuse(Refusal {
                 reaches: object.describe(),
                 target: object.name().to_string(),
@@ -124,10 +137,14 @@ impl Guard<'_> {
                 command,
                 why,
                 verbatim,
-                ..carried
-                    .unwrap_or_else(|| Refusal::plain(Rule::Unverifiable, source, Why::Reaches))
+                ..Refusal::plain(Rule::Unverifiable, source, Why::Reaches)
             });
         }
+        self.judge_rest(source, &walk, forge)
+    }
+
+    /// After the candidates and what could not be known: unparsable text, the forge.
+    fn judge_rest(&self, source: &str, walk: &Walk, forge: Option<String>) -> Decision {
         if walk
             .unparsable
             .iter()

@@ -7,6 +7,8 @@
 mod agents;
 mod arguments;
 mod carried;
+mod disk;
+mod flow;
 mod guard_files;
 mod judge;
 mod overrides;
@@ -14,9 +16,10 @@ mod program;
 pub mod target;
 mod walk;
 
+use crate::argv::{self, Arg, base_name};
 use crate::catalog::{LazyCatalog, MeshObject};
 use crate::rules::{Role, Rules};
-use crate::shell::{self, Command};
+use crate::shell::{self, Command, Stdin, UNKNOWN, is_known};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -219,6 +222,10 @@ struct Walk {
     unparsable: Vec<String>,
     /// Every word met, for "does the command name a mesh object".
     words: Vec<String>,
+    /// Words that can flow into another command's target (see `flow`).
+    flows: Vec<String>,
+    /// Functions the command defines: a call's arguments flow into the body.
+    functions: Vec<String>,
     refusal: Option<Refusal>,
     incomplete: Option<String>,
     /// Variables of the script being walked (innermost payload last): every value each
@@ -354,4 +361,7 @@ pub(super) struct Context<'c> {
     shape: Vec<String>,
     user: Option<String>,
     carried: carried::Carried,
+    /// The program works on another machine's daemon or host (`-H`, `DOCKER_HOST`) that is
+    /// given: its containers and units are that machine's, judged by the host alone.
+    elsewhere: bool,
 }

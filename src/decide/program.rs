@@ -3,7 +3,7 @@
 use super::{Candidate, Context, Guard, Walk, carried, target};
 use crate::argv::{self, Arg, base_name};
 use crate::rules::{Program, Role};
-use crate::shell::Command;
+use crate::shell::{Command, UNKNOWN};
 impl Guard<'_> {
     /// A guarded program: collect every target its options, environment and operands name.
     pub(super) fn invocation(&self, command: &Command, walk: &mut Walk) {
@@ -55,6 +55,7 @@ impl Guard<'_> {
                 family,
                 ..Default::default()
             },
+            elsewhere: false,
         };
         self.program_args(spec, None, &args, context, walk);
     }
@@ -106,6 +107,7 @@ impl Guard<'_> {
                 }
             }
         }
+        cx.elsewhere |= self.elsewhere(spec, &scanned, cx.command, walk);
         let by_option = walk.candidates.len();
         for arg in &scanned {
             if let Arg::Option { name, value } = arg
@@ -227,7 +229,7 @@ impl Guard<'_> {
         shape: String,
         walk: &mut Walk,
     ) {
-        if walk.remote > 0 && role.is_local_name() {
+        if (walk.remote > 0 || cx.elsewhere) && role.is_local_name() {
             return;
         }
         match role {
@@ -260,6 +262,7 @@ impl Guard<'_> {
                 return;
             }
         }
+        self.ssh_config(role, &value, cx, walk);
         walk.candidates.push(Candidate {
             role,
             value,
@@ -271,5 +274,36 @@ impl Guard<'_> {
             carried: cx.carried.clone(),
             speculative: walk.speculative > 0,
         });
+    }
+}
+
+impl Guard<'_> {
+    /// Whether the program is pointed at a daemon or host it names (`-H ssh://x`,
+    /// `--host=x`, `DOCKER_HOST=tcp://x`), not the local one. An unknown one is not taken
+    /// as elsewhere: the local names stay candidates.
+    fn elsewhere(&self, spec: &Program, scanned: &[Arg], command: &Command, walk: &Walk) -> bool {
+        let remote = |value: &str| {
+            let value = value.trim();
+            !value.is_empty()
+                && !value.contains(UNKNOWN)
+                && !value.starts_with("unix://")
+                && !value.starts_with("npipe://")
+                && !value.starts_with("fd://")
+                && !matches!(
+                    target::host_word(value),
+                    "localhost" | "127.0.0.1" | "::1" | ""
+                )
+        };
+        let by_option = scanned.iter().any(|arg| {
+            matches!(arg, Arg::Option { name, value: Some(value) }
+                if spec.options.get(name) == Some(&Role::DaemonHost) && remote(value))
+        });
+        let by_env = spec.env.iter().any(|(var, role)| {
+            *role == Role::DaemonHost && {
+                let values: Vec<&String> = walk.env_values(command, var).collect();
+                !values.is_empty() && values.iter().all(|v| remote(v))
+            }
+        });
+        by_option || by_env
     }
 }

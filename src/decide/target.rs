@@ -6,7 +6,7 @@ mod hosts;
 pub(crate) use git::*;
 
 use super::Rule;
-use crate::catalog::{Catalog, MeshObject};
+use crate::catalog::{Catalog, MeshObject, is_glob};
 use crate::rules::Role;
 use crate::shell::UNKNOWN;
 
@@ -129,6 +129,23 @@ fn split_host(word: &str) -> (Option<&str>, &str) {
     (user, host.split(':').next().unwrap_or(host))
 }
 
+/// The bare host a `[user@]host[:port]` or URL word names.
+pub(super) fn host_word(word: &str) -> &str {
+    split_host(word).1
+}
+
+/// The `[user@]host` a Host or HostPath word gives ssh as its destination, if any.
+pub(super) fn ssh_destination(role: Role, value: &str) -> Option<&str> {
+    match role {
+        Role::Host if !value.contains("://") => {
+            Some(value).filter(|v| !v.is_empty() && !v.starts_with('-'))
+        }
+        Role::Host => None,
+        Role::HostPath => host_of_path(value).filter(|h| !h.contains("://")),
+        _ => None,
+    }
+}
+
 /// The host part of an scp/rsync operand, if it names one: `user@host:path`, `host::mod`,
 /// `rsync://host/mod`. A local path (`./a:b`, `/x:y`) names none.
 fn host_of_path(word: &str) -> Option<&str> {
@@ -205,7 +222,14 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
                 Rule::RemoteDaemon,
             )
         }
+        // `journalctl -u 'redis*'`: a glob reaches every unit it matches.
+        Role::Unit if is_glob(value) && !value.contains(UNKNOWN) => {
+            named(catalog.unit_glob(value), value, Rule::MeshUnit)
+        }
         Role::Unit => named(catalog.unit(value), value, Rule::MeshUnit),
+        Role::Container if is_glob(value) && !value.contains(UNKNOWN) => {
+            named(catalog.container_glob(value), value, Rule::MeshContainer)
+        }
         Role::Container => named(catalog.container(value), value, Rule::MeshContainer),
         Role::Service => named(
             catalog.container(value).or_else(|| catalog.module(value)),
@@ -334,32 +358,4 @@ pub fn machine_in(catalog: &Catalog, word: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn host_forms() {
-        assert_eq!(split_host("git@forge:22"), (Some("git"), "forge"));
-        assert_eq!(
-            split_host("ssh://root@atlas:2222/x"),
-            (Some("root"), "atlas")
-        );
-        assert_eq!(split_host("[fd00:20::13]:22"), (None, "fd00:20::13"));
-        assert_eq!(split_host("fd00:20::13"), (None, "fd00:20::13"));
-        assert_eq!(host_of_path("u@atlas:/tmp/x"), Some("u@atlas"));
-        assert_eq!(host_of_path("atlas::module"), Some("atlas"));
-        assert_eq!(host_of_path("./a:b"), None);
-        assert_eq!(host_of_path("/x/y:z"), None);
-        assert_eq!(host_of_path("local.txt"), None);
-        assert_eq!(host_of_path("u@[fd00::1]:/x"), Some("u@[fd00::1]"));
-        assert_eq!(host_of_path("u@atlas"), None);
-        assert_eq!(
-            ssh_option("ProxyJump=atlas"),
-            Some(("proxyjump".into(), "atlas"))
-        );
-        assert_eq!(
-            ssh_option("HostName atlas"),
-            Some(("hostname".into(), "atlas"))
-        );
-    }
-}
+mod tests;

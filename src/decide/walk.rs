@@ -13,6 +13,8 @@ impl Guard<'_> {
         if let Some(why) = script.incomplete {
             walk.incomplete.get_or_insert(why);
         }
+        walk.flows.extend(script.mentioned.iter().cloned());
+        walk.functions.extend(script.functions);
         walk.words.extend(script.mentioned);
         walk.scopes.push(std::rc::Rc::new(script.variables));
         for command in script.commands {
@@ -23,6 +25,7 @@ impl Guard<'_> {
 
     pub(super) fn command(&self, command: Command, walk: &mut Walk) {
         walk.words.extend(command.words.iter().cloned());
+        walk.note_flows(&command);
         // `H=atlas ssh $H`, `xargs … <<< atlas`: assigned values and text fed to the
         // command are part of what the command names.
         walk.words.extend(
@@ -61,6 +64,8 @@ impl Guard<'_> {
                             .override_attempt(&command)
                             .or_else(|| self.self_protection(&command, walk));
                     }
+                    let command = self.with_disk(command, walk);
+                    self.startup_definition(&command, walk);
                     self.note_links(&command, walk);
                     self.transports(&command, walk);
                     self.invocation(&command, walk);
@@ -90,6 +95,7 @@ impl Guard<'_> {
                 shape: vec![],
                 user: None,
                 carried: carried::Carried::default(),
+                elsewhere: false,
             };
             self.candidate(Role::Host, host, &cx, "/dev/tcp/<machine>".into(), walk);
         }

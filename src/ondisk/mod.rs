@@ -26,6 +26,7 @@
 //! - `bash x.sh`, `./x.sh`, `source x.sh`: [`read::read_script`]; `make [-f F]`:
 //!   [`make::read`], judging every recipe line and `parse_time` command as shell code.
 
+pub mod disk;
 pub mod endpoint;
 pub mod make;
 mod pattern;

@@ -35,6 +35,9 @@ pub struct Protected {
     /// The paths with links followed, and the running binary: found on first use, as
     /// most commands write nothing and should not pay for the file system calls.
     real: std::cell::OnceCell<Vec<PathBuf>>,
+    /// What the command will read from disk (scripts, the container engine's endpoint),
+    /// asked only for a guarded program; `None` where no disk is consulted (`search`).
+    pub disk: Option<std::rc::Rc<dyn crate::ondisk::disk::Disk>>,
 }
 
 impl Protected {
@@ -50,6 +53,7 @@ impl Protected {
             cwd,
             home,
             real: std::cell::OnceCell::new(),
+            disk: None,
         }
     }
 

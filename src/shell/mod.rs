@@ -56,6 +56,9 @@ pub struct Command {
     /// Each word holding an [`UNKNOWN`] part, with the text the command wrote for it
     /// (`"$APP_DIR"`): a refusal shows an unknown value as the agent wrote it.
     pub written: Vec<(String, String)>,
+    /// It runs inside a command or process substitution: its output becomes part of
+    /// another command's words, so what it names can flow into that command.
+    pub feeds: bool,
 }
 
 /// Every simple command of a shell source, in the order bash would meet them.
@@ -69,6 +72,8 @@ pub struct Script {
     pub mentioned: Vec<String>,
     /// Set when a limit was reached: the command cannot be fully verified.
     pub incomplete: Option<String>,
+    /// Names of the functions it defines: a call's arguments reach the body's `$@`.
+    pub functions: Vec<String>,
 }
 
 /// Why a source could not be walked at all.

@@ -39,6 +39,9 @@ pub(crate) struct Walker<'s> {
     next_stdin: Option<Stdin>,
     /// Files written by redirections on enclosing compound commands.
     outer_writes: Vec<String>,
+    /// How many command or process substitutions the walk is inside.
+    pub(super) feeding: usize,
+    functions: Vec<String>,
 }
 
 impl<'s> Walker<'s> {
@@ -57,6 +60,8 @@ impl<'s> Walker<'s> {
             incomplete: None,
             next_stdin: None,
             outer_writes: Vec::new(),
+            feeding: 0,
+            functions: Vec::new(),
         }
     }
 
@@ -66,6 +71,7 @@ impl<'s> Walker<'s> {
             variables: self.vars,
             mentioned: self.mentioned,
             incomplete: self.incomplete,
+            functions: self.functions,
         }
     }
 
@@ -152,7 +158,11 @@ impl<'s> Walker<'s> {
                 self.compound(compound);
                 self.outer_writes.truncate(before);
             }
-            Node::Function(function) => self.stmt(&function.body),
+            Node::Function(function) => {
+                self.functions
+                    .extend(function.static_names().map(|n| n.as_str().to_string()));
+                self.stmt(&function.body)
+            }
             Node::AnonymousFunction(function) => {
                 for w in &function.args {
                     self.joined(w);
@@ -300,7 +310,9 @@ impl<'s> Walker<'s> {
     pub(super) fn nested(&mut self, body: &StmtSeq) -> Vec<Command> {
         let start = self.commands.len();
         let saved = self.next_stdin.take();
+        self.feeding += 1;
         self.seq(body);
+        self.feeding -= 1;
         self.next_stdin = saved;
         self.commands[start.min(self.commands.len())..].to_vec()
     }

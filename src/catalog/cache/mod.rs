@@ -8,7 +8,8 @@
 //! ```text
 //! prefix  magic "MGIDX\0\0\n" | format u32 | header length u32 | SHA-256 of the header
 //! header  racy u8 | crate version | catalog path | content SHA-256 | file stamps
-//!         | body length | domains, networks, forge | counts | table positions
+//!         | body length | domains, networks, forge, syslog, machine patterns | counts
+//!         | table positions
 //! body    per table: a directory of buckets (offset u64, length u32, check 8 bytes),
 //!         then the buckets; then the tools' directory and records
 //! ```
@@ -32,7 +33,7 @@ use std::time::Duration;
 
 const MAGIC: &[u8; 8] = b"MGIDX\0\0\n";
 /// Bump on any change to the layout or to what an entry means.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 const PREFIX: u64 = 8 + 4 + 4 + 32;
 const DIR_ENTRY: u64 = 8 + 4 + 8;
 /// A file changed this recently may change again within the same timestamp tick (file

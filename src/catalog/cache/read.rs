@@ -5,7 +5,7 @@ use super::stamp::*;
 use super::write::*;
 use super::{DIR_ENTRY, FORMAT, MAGIC, Miss, PREFIX, TABLES, TOOLS_TAG, Table};
 use crate::catalog::Cidr;
-use crate::catalog::index::{Index, ModuleEntry, Ranges, ToolEntry};
+use crate::catalog::index::{Index, ModuleEntry, Patterns, Ranges, ToolEntry};
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::path::Path;
@@ -125,6 +125,12 @@ pub(crate) fn open(cache: &Path, catalog: &Path) -> Result<View, Miss> {
         Some(1) => Some(d.str().ok_or(Miss::Corrupt)?),
         _ => return Err(Miss::Corrupt),
     };
+    let sources = d.strs().ok_or(Miss::Corrupt)?;
+    let machines = d.strs().ok_or(Miss::Corrupt)?;
+    if sources.len() != machines.len() {
+        return Err(Miss::Corrupt);
+    }
+    let patterns = Patterns::new(sources.into_iter().zip(machines).collect());
     let machine_count = d.u64().ok_or(Miss::Corrupt)? as usize;
     let mut tables = [(0, 0); TABLES];
     for t in &mut tables {
@@ -144,6 +150,7 @@ pub(crate) fn open(cache: &Path, catalog: &Path) -> Result<View, Miss> {
             networks,
             forge,
             syslog,
+            patterns,
         },
         machine_count,
         body,
@@ -226,6 +233,30 @@ impl View {
             }
         }
         None
+    }
+
+    /// Every key of a table, bucket by bucket (for a glob in a command: rare, and bounded
+    /// by the table's size).
+    pub(crate) fn keys(&self, table: Table) -> Vec<String> {
+        let (dir, count) = self.tables[table as usize];
+        let mut keys = Vec::new();
+        for index in 0..count {
+            let Some(bucket) = self.record(table as u8, dir, index) else {
+                return keys;
+            };
+            let mut d = Dec { buf: &bucket };
+            while !d.buf.is_empty() {
+                let (Some(k), Some(_)) = (d.bytes(), d.bytes()) else {
+                    return self.broke().unwrap_or(keys);
+                };
+                match String::from_utf8(k.to_vec()) {
+                    Ok(k) => keys.push(k),
+                    Err(_) => return self.broke().unwrap_or(keys),
+                }
+            }
+        }
+        keys.sort();
+        keys
     }
 
     pub(crate) fn string(&self, table: Table, key: &str) -> Option<String> {

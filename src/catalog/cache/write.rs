@@ -164,6 +164,10 @@ pub(crate) fn write(
         }
         None => h.u8(0),
     }
+    let (sources, machines): (Vec<String>, Vec<String>) =
+        index.ranges.patterns.list.iter().cloned().unzip();
+    h.strs(&sources);
+    h.strs(&machines);
     h.u64(index.machines.len() as u64);
     for (dir, count) in tables {
         h.u64(dir);

@@ -94,6 +94,23 @@ pub(crate) fn build(
             for name in std::iter::once(&machine.name).chain(&machine.aliases) {
                 b.machine_name(source, name, index);
             }
+            if let Some(pattern) = &machine.pattern {
+                match super::pattern::compile(pattern.get_ref()) {
+                    Ok(_) => b
+                        .catalog
+                        .ranges
+                        .patterns
+                        .push(pattern.get_ref().clone(), b.catalog.machines[index].clone()),
+                    Err(e) => b.errors.push(source.error(
+                        Some(pattern.span().start),
+                        format!(
+                            "`{}` is not a valid pattern: {}",
+                            pattern.get_ref(),
+                            e.to_string().lines().last().unwrap_or("invalid").trim()
+                        ),
+                    )),
+                }
+            }
         }
         for module in file.module {
             b.module(source, module);

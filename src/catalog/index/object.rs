@@ -18,6 +18,7 @@ impl MeshObject {
                 HostBy::Name => format!("mesh machine `{}`", m.machine),
                 HostBy::Domain => format!("`{}`, a host in a mesh domain", m.machine),
                 HostBy::Network => format!("`{}`, an address in a mesh network", m.machine),
+                HostBy::Pattern => format!("mesh machine `{}`", m.machine),
             },
             MeshObject::Container { name, module } => {
                 format!("container `{name}` of mesh module `{module}`")

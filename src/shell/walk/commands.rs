@@ -157,6 +157,7 @@ impl Walker<'_> {
             files,
             depth: self.depth,
             written: Vec::new(),
+            feeds: self.feeding > 0,
         };
         // `echo 'ssh atlas' > s.sh`: what the command wrote is known to later commands.
         if let Stdin::Text(text) = output_of(&command) {

@@ -1,0 +1,391 @@
+//! What the command will use from disk (issue 13, item 5), asked through
+//! [`crate::ondisk::disk::Disk`] only once a command is known to need it: a shell or `source`
+//! running a script file, a script run by path, `make`, and `docker`/`podman` with no daemon
+//! on the command line. A command of no such program reads nothing.
+
+use super::*;
+use crate::ondisk::{Value, podman};
+
+impl Guard<'_> {
+    /// The command as it will run, with what the disk says: a script's commands are walked as
+    /// a payload; a container engine's endpoint is written into the command (`-H URL`), so
+    /// the daemon is judged, and its containers are that daemon's.
+    pub(super) fn with_disk(&self, mut command: Command, walk: &mut Walk) -> Command {
+        let Some(disk) = self.protected.disk.clone() else {
+            return command;
+        };
+        let Some(first) = command.words.first().cloned() else {
+            return command;
+        };
+        let program = base_name(&first).to_string();
+        let cwd = if walk.cwd_unknown {
+            None
+        } else {
+            walk.cwd.clone().or_else(|| self.protected.cwd.clone())
+        };
+        let args = command.words[1..].to_vec();
+        let script = if program == "source" || program == "." {
+            args.first().map(|p| (p.clone(), 1))
+        } else if let Some(shell) = self.rules.shell(&program) {
+            let scanned = argv::scan(&shell.syntax, &args);
+            let runs_other = scanned.iter().any(|a| {
+                matches!(a, Arg::Option { name, .. }
+                    if name.len() == 2 && (name.ends_with(shell.command_flag) || name == "-n" || name == "-s"))
+            });
+            let mut operands = argv::operands(&scanned);
+            match operands.next() {
+                Some(path) if !runs_other && path != "-" => {
+                    let at = command.words.iter().position(|w| w == path).unwrap_or(0);
+                    Some((path.to_string(), at + 1))
+                }
+                _ => None,
+            }
+        } else if first.contains('/') && self.rules.program(&program).is_none() {
+            Some((first.clone(), 1))
+        } else {
+            None
+        };
+        if let Some((path, rest)) = script
+            && is_known(&path)
+            && !command.files.iter().any(|(p, _)| *p == path)
+            && let Some(cwd) = &cwd
+            && let Some(text) = disk.script(&path, cwd)
+            && runs_as_shell(&text)
+        {
+            // The script's positional parameters are the words after it.
+            let params = &command.words[rest.min(command.words.len())..];
+            let mut env: Vec<(String, String)> = params
+                .iter()
+                .enumerate()
+                .map(|(i, w)| ((i + 1).to_string(), w.clone()))
+                .collect();
+            env.push(("@".into(), params.join(" ")));
+            self.payload(&text, command.depth + 1, &env, walk);
+        }
+        if program == "make"
+            && let Some(cwd) = &cwd
+        {
+            let file =
+                option_values(&args, &["-f".into(), "--file".into(), "--makefile".into()]).pop();
+            if let Some(makefile) = disk.makefile(cwd, file.as_deref()) {
+                // Operands that are neither options, their values, nor `VAR=value`.
+                let mut targets: Vec<&str> = Vec::new();
+                let mut skip = false;
+                for a in &args {
+                    if std::mem::take(&mut skip) {
+                        continue;
+                    }
+                    if MAKE_VALUED.contains(&a.as_str()) {
+                        skip = true;
+                    } else if !a.starts_with('-') && !a.contains('=') {
+                        targets.push(a);
+                    }
+                }
+                // The default goal: the first target that is not special (`.PHONY`).
+                let default = makefile
+                    .recipes
+                    .iter()
+                    .map(|(t, _)| t.split_whitespace().next().unwrap_or(""))
+                    .find(|t| !t.starts_with('.'));
+                if targets.is_empty() {
+                    targets.extend(default);
+                }
+                let wanted = |rule: &str| rule.split_whitespace().any(|t| targets.contains(&t));
+                let mut lines: Vec<String> = makefile.parse_time.clone();
+                for (target, recipe) in &makefile.recipes {
+                    if wanted(target) {
+                        lines.extend(recipe.iter().cloned());
+                    }
+                }
+                for line in lines {
+                    self.payload(&line, command.depth + 1, &[], walk);
+                }
+            }
+        }
+        self.engine_endpoint(&mut command, &program, disk.as_ref());
+        command
+    }
+
+    /// `docker ps` with no `-H`: the endpoint of `DOCKER_HOST`, `--context`, `DOCKER_CONTEXT`
+    /// or the current context; `podman` in remote mode likewise.
+    fn engine_endpoint(
+        &self,
+        command: &mut Command,
+        program: &str,
+        disk: &dyn crate::ondisk::disk::Disk,
+    ) {
+        let docker = matches!(program, "docker" | "docker-compose");
+        let podman = matches!(program, "podman" | "podman-remote");
+        if !docker && !podman {
+            return;
+        }
+        let args = &command.words[1..];
+        let given = |names: &[&str]| {
+            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            option_values(args, &names).pop()
+        };
+        if given(&["-H", "--host"]).is_some() {
+            return;
+        }
+        // Commands that reach no daemon: the context store itself.
+        let first_operand = args.iter().find(|a| !a.starts_with('-'));
+        if first_operand.is_some_and(|a| a == "context") {
+            return;
+        }
+        let own_env = command.env.clone();
+        let own = move |name: &str| {
+            own_env
+                .iter()
+                .rev()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+        };
+        let endpoint = if docker {
+            let context = given(&["--context", "-c"]);
+            match disk.docker(&own, context.as_deref()) {
+                Value::Known(url) => Some(url),
+                Value::Unknown => Some(UNKNOWN.to_string()),
+            }
+        } else {
+            let url = given(&["--url"]);
+            let connection = given(&["--connection", "-c"]);
+            let flags = podman::Flags {
+                remote: program == "podman-remote" || args.iter().any(|a| a == "--remote"),
+                url: url.as_deref(),
+                connection: connection.as_deref(),
+            };
+            match disk.podman(&own, &flags) {
+                podman::Endpoint::Local => None,
+                podman::Endpoint::Url(url) => Some(url),
+                podman::Endpoint::Unknown => Some(UNKNOWN.to_string()),
+            }
+        };
+        // The local socket is what the command already says: nothing to add.
+        if let Some(url) =
+            endpoint.filter(|u| !u.starts_with("unix://") && !u.starts_with("npipe://"))
+        {
+            command.words.insert(1, url);
+            command.words.insert(1, "-H".into());
+        }
+    }
+}
+
+/// A script bash would run itself: no `#!` line, or one naming a POSIX shell.
+fn runs_as_shell(text: &str) -> bool {
+    let Some(line) = text.strip_prefix("#!") else {
+        return true;
+    };
+    let line = line.lines().next().unwrap_or("");
+    let mut words = line.split_whitespace();
+    let program = words.next().map(base_name).unwrap_or("");
+    let program = if program == "env" {
+        words.find(|w| !w.starts_with('-')).unwrap_or("")
+    } else {
+        program
+    };
+    matches!(
+        program,
+        "sh" | "bash" | "dash" | "ksh" | "zsh" | "ash" | "busybox"
+    )
+}
+
+/// make's options that take the next word as their value.
+const MAKE_VALUED: [&str; 9] = [
+    "-f",
+    "--file",
+    "--makefile",
+    "-C",
+    "-I",
+    "-o",
+    "-W",
+    "-j",
+    "-l",
+];
+
+/// The ssh clients whose destination goes through ssh's configuration.
+const SSH_CLIENTS: [&str; 6] = ["ssh", "scp", "sftp", "rsync", "autossh", "mosh"];
+
+impl Guard<'_> {
+    /// `ssh ci`: the hosts ssh's configuration sends the destination to (`HostName`,
+    /// `ProxyJump`), each a candidate of its own; a `ProxyCommand` is walked as a command.
+    pub(super) fn ssh_config(&self, role: Role, value: &str, cx: &Context, walk: &mut Walk) {
+        if !matches!(role, Role::Host | Role::HostPath) {
+            return;
+        }
+        let Some(disk) = self.protected.disk.clone() else {
+            return;
+        };
+        let words = &cx.command.words;
+        let program = words.first().map(|p| base_name(p)).unwrap_or("");
+        if !SSH_CLIENTS.contains(&program) || !is_known(value) {
+            return;
+        }
+        let Some(destination) = target::ssh_destination(role, value) else {
+            return;
+        };
+        let args = &words[1..];
+        let mut options = option_values(args, &["-o".into()]);
+        options.extend(
+            option_values(args, &["-J".into()])
+                .into_iter()
+                .map(|j| format!("ProxyJump {j}")),
+        );
+        let config = option_values(args, &["-F".into()]).pop().map(|f| {
+            let f = self.protected.expand_tilde(&f);
+            self.protected
+                .resolve(&f, walk.cwd.as_deref())
+                .to_string_lossy()
+                .into_owned()
+        });
+        let route = disk.ssh(destination, options, config);
+        let (user, typed) = match destination.rsplit_once('@') {
+            Some((user, host)) => (Some(user), host),
+            None => (None, destination),
+        };
+        for host in route.hosts {
+            let value = match host {
+                Value::Known(h) if h.eq_ignore_ascii_case(typed) => continue,
+                Value::Known(h) => match user {
+                    Some(user) => format!("{user}@{h}"),
+                    None => h,
+                },
+                Value::Unknown => UNKNOWN.to_string(),
+            };
+            let shape = format!("{} <machine>", program);
+            walk.candidates.push(Candidate {
+                role: Role::Host,
+                value,
+                command: cx.command.words.clone(),
+                over: cx.over.clone(),
+                shape,
+                user: cx.user.clone(),
+                command_written: cx.command.written.clone(),
+                carried: cx.carried.clone(),
+                speculative: walk.speculative > 0,
+            });
+        }
+        for source in route.commands {
+            self.payload(&source, cx.command.depth + 1, &[], walk);
+        }
+    }
+}
+
+/// bash's builtins and keywords: never a program on `PATH`, never worth a startup file.
+const BUILTINS: [&str; 58] = [
+    "cd",
+    "export",
+    "set",
+    "unset",
+    "source",
+    ".",
+    "read",
+    "eval",
+    "exec",
+    "exit",
+    "return",
+    "shift",
+    "alias",
+    "unalias",
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "let",
+    "test",
+    "[",
+    "[[",
+    "printf",
+    "echo",
+    "pwd",
+    "pushd",
+    "popd",
+    "dirs",
+    "type",
+    "hash",
+    "command",
+    "builtin",
+    "trap",
+    "wait",
+    "jobs",
+    "fg",
+    "bg",
+    "kill",
+    "umask",
+    "ulimit",
+    "shopt",
+    "getopts",
+    "times",
+    "true",
+    "false",
+    ":",
+    "history",
+    "complete",
+    "compgen",
+    "mapfile",
+    "readarray",
+    "enable",
+    "help",
+    "logout",
+    "caller",
+    "disown",
+    "suspend",
+    "fc",
+];
+
+impl Guard<'_> {
+    /// A program that is no rule's, no builtin, no function of the command and not on
+    /// `PATH`: the user's startup files may define it (`alias b='ssh build'`). Only then
+    /// are they read.
+    pub(super) fn startup_definition(&self, command: &Command, walk: &mut Walk) {
+        let Some(disk) = self.protected.disk.clone() else {
+            return;
+        };
+        let Some(name) = command.words.first() else {
+            return;
+        };
+        let known_elsewhere = name.contains('/')
+            || !is_known(name)
+            || BUILTINS.contains(&name.as_str())
+            || walk.functions.contains(name)
+            || self.rules.program(name).is_some()
+            || self.rules.wrapper(name).is_some()
+            || self.rules.shell(name).is_some()
+            || self.rules.interpreter(name).is_some();
+        if known_elsewhere || disk.on_path(name) {
+            return;
+        }
+        let args = &command.words[1..];
+        match disk.definition(name) {
+            crate::ondisk::disk::Definition::Alias(text) => {
+                let quoted: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
+                let source = format!("{text} {}", quoted.join(" "));
+                self.payload(&source, command.depth + 1, &command.env, walk);
+            }
+            crate::ondisk::disk::Definition::Function(body) => {
+                let mut env: Vec<(String, String)> = args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| ((i + 1).to_string(), w.clone()))
+                    .collect();
+                env.push(("@".into(), args.join(" ")));
+                self.payload(&body, command.depth + 1, &env, walk);
+            }
+            crate::ondisk::disk::Definition::Unknown => {
+                walk.unknown_programs.push(command.words.clone());
+            }
+            crate::ondisk::disk::Definition::None => {}
+        }
+    }
+}
+
+/// A word quoted so the shell reads it back as that one word.
+fn shell_quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+    {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
+}

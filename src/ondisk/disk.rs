@@ -1,0 +1,160 @@
+//! The decision's window on the disk: what it may ask (a script's text, a makefile, the
+//! container engine's endpoint), implemented here over one bounded [`Reader`], so the
+//! decision core names no I/O. Nothing is read until the decision asks, and it asks only for
+//! a guarded program or a script it is about to run.
+
+use super::read::{Reader, read_script};
+use super::{Value, endpoint, make, podman, ssh, startup};
+use std::cell::{OnceCell, RefCell};
+use std::path::Path;
+
+/// A command's own assignments (`DOCKER_HOST=… docker ps`), looked up before the session's.
+pub type Own<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// What the decision may ask of the disk.
+pub trait Disk: std::fmt::Debug {
+    /// The text of a script run by path (relative to `cwd`), if it can be read.
+    fn script(&self, path: &str, cwd: &Path) -> Option<String>;
+    /// The makefile `make` would read in `cwd` (`-f FILE` when given).
+    fn makefile(&self, cwd: &Path, file: Option<&str>) -> Option<make::Makefile>;
+    /// The daemon `docker` talks to without `-H`: a URL, or unknown.
+    fn docker(&self, own: Own, context: Option<&str>) -> Value;
+    /// Where `podman` works: its own engine, a URL, or unknown.
+    fn podman(&self, own: Own, flags: &podman::Flags) -> podman::Endpoint;
+    /// Where ssh goes for a destination as typed (`[user@]host`), through the user's
+    /// configuration (`-o` lines, `-F FILE`): every host it connects to, and the commands
+    /// it runs to get there (`ProxyCommand`).
+    fn ssh(&self, destination: &str, options: Vec<String>, config: Option<String>) -> SshRoute;
+    /// Whether a program name is found on `PATH` (a file system lookup, no file read).
+    fn on_path(&self, name: &str) -> bool;
+    /// What the user's startup files define a name as.
+    fn definition(&self, name: &str) -> Definition;
+}
+
+/// A name as the user's startup files define it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Definition {
+    /// `alias name='text'`: the text replaces the name.
+    Alias(String),
+    /// `name() { body; }`: the body runs with the words after the name as `$1…`.
+    Function(String),
+    /// Defined, but not knowably (twice, or in a file that could not be read whole).
+    Unknown,
+    /// Not defined.
+    None,
+}
+
+/// What ssh's configuration makes of a destination.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SshRoute {
+    /// The host names connected to, in order (jumps, then the destination); unknown ones
+    /// as [`Value::Unknown`].
+    pub hosts: Vec<Value>,
+    /// `ProxyCommand`s, to be judged as shell code.
+    pub commands: Vec<String>,
+}
+
+fn route(resolved: &ssh::Resolved, out: &mut SshRoute) {
+    match &resolved.proxy {
+        ssh::Proxy::None => {}
+        ssh::Proxy::Jumps(hops) => hops.iter().for_each(|hop| route(hop, out)),
+        ssh::Proxy::Command(text) => out.commands.push(text.clone()),
+        ssh::Proxy::Unknown => out.hosts.push(Value::Unknown),
+    }
+    out.hosts.push(resolved.hostname.clone());
+}
+
+/// The disk as the hook sees it: the session's environment and home, one reader per call.
+#[derive(Debug)]
+pub struct OnDisk {
+    home: Option<String>,
+    reader: RefCell<Reader>,
+    startup: OnceCell<startup::Definitions>,
+}
+
+impl OnDisk {
+    pub fn new(home: Option<&Path>) -> OnDisk {
+        OnDisk {
+            home: home.map(|h| h.to_string_lossy().into_owned()),
+            reader: RefCell::new(Reader::default()),
+            startup: OnceCell::new(),
+        }
+    }
+
+    fn env(own: Own, name: &str) -> Option<String> {
+        own(name).or_else(|| std::env::var(name).ok())
+    }
+}
+
+impl Disk for OnDisk {
+    fn script(&self, path: &str, cwd: &Path) -> Option<String> {
+        read_script(path, cwd)
+    }
+
+    fn makefile(&self, cwd: &Path, file: Option<&str>) -> Option<make::Makefile> {
+        make::read(&cwd.to_string_lossy(), file, &mut *self.reader.borrow_mut())
+    }
+
+    fn docker(&self, own: Own, context: Option<&str>) -> Value {
+        let env = |name: &str| OnDisk::env(own, name);
+        match &self.home {
+            Some(home) => endpoint::docker(&env, home, context, &mut *self.reader.borrow_mut()),
+            None => Value::Unknown,
+        }
+    }
+
+    fn ssh(&self, destination: &str, options: Vec<String>, config: Option<String>) -> SshRoute {
+        let (Some(home), Some(dest)) = (&self.home, ssh::parse_destination(destination, false))
+        else {
+            return SshRoute::default();
+        };
+        let user = std::env::var("USER").ok();
+        let context = ssh::Context {
+            home,
+            local_user: user.as_deref(),
+        };
+        let sources = ssh::sources(home, options, config);
+        let resolved = ssh::resolve(&sources, &dest, &context, &mut *self.reader.borrow_mut());
+        let mut out = SshRoute::default();
+        route(&resolved, &mut out);
+        out
+    }
+
+    fn on_path(&self, name: &str) -> bool {
+        use std::os::unix::fs::PermissionsExt as _;
+        let Some(path) = std::env::var_os("PATH") else {
+            return false;
+        };
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(name))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    }
+
+    fn definition(&self, name: &str) -> Definition {
+        let Some(home) = &self.home else {
+            return Definition::None;
+        };
+        let definitions = self
+            .startup
+            .get_or_init(|| startup::read(home, &mut *self.reader.borrow_mut()));
+        let found = |map: &std::collections::BTreeMap<String, Value>| map.get(name).cloned();
+        match (found(&definitions.aliases), found(&definitions.functions)) {
+            // bash expands an alias before it looks for a function.
+            (Some(Value::Known(text)), _) => Definition::Alias(text),
+            (Some(Value::Unknown), _) | (None, Some(Value::Unknown)) => Definition::Unknown,
+            (None, Some(Value::Known(body))) => Definition::Function(body),
+            (None, None) => Definition::None,
+        }
+    }
+
+    fn podman(&self, own: Own, flags: &podman::Flags) -> podman::Endpoint {
+        let env = |name: &str| OnDisk::env(own, name);
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::getuid() };
+        match &self.home {
+            Some(home) => podman::podman(&env, home, uid, flags, &mut *self.reader.borrow_mut()),
+            None => podman::Endpoint::Unknown,
+        }
+    }
+}
