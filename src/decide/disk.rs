@@ -142,9 +142,11 @@ impl Guard<'_> {
         };
         let endpoint = if docker {
             let context = given(&["--context", "-c"]);
+            // An endpoint that cannot be known adds nothing: the command's container names
+            // stay candidates, as for the local engine.
             match disk.docker(&own, context.as_deref()) {
                 Value::Known(url) => Some(url),
-                Value::Unknown => Some(UNKNOWN.to_string()),
+                Value::Unknown => None,
             }
         } else {
             let url = given(&["--url"]);
@@ -157,7 +159,7 @@ impl Guard<'_> {
             match disk.podman(&own, &flags) {
                 podman::Endpoint::Local => None,
                 podman::Endpoint::Url(url) => Some(url),
-                podman::Endpoint::Unknown => Some(UNKNOWN.to_string()),
+                podman::Endpoint::Unknown => None,
             }
         };
         // The local socket is what the command already says: nothing to add.
