@@ -53,12 +53,33 @@ impl Walker<'_> {
         }
         let stdin = self.next_stdin.take();
         for words in alternatives {
-            if words.first().is_some_and(|w| w == "read") {
-                self.read_builtin(&words, stdin.as_ref());
+            match words.first().map(String::as_str) {
+                Some("read") => self.read_builtin(&words, stdin.as_ref()),
+                Some("printf") if words.get(1).is_some_and(|w| w == "-v") => {
+                    self.printf_v(&words)
+                }
+                Some("shift") if self.positional.is_some() => self.shift(&words),
+                _ => {}
             }
             self.next_stdin = stdin.clone();
-            self.emit(words, env.clone(), writes.clone());
+            self.emit(words.clone(), env.clone(), writes.clone());
+            if plain_name {
+                self.call(&words);
+            }
         }
+    }
+
+    /// `printf -v NAME FORMAT ARGS…` assigns what it would print.
+    fn printf_v(&mut self, words: &[String]) {
+        let Some(name) = words.get(2) else { return };
+        let value = match words.get(3..) {
+            Some([format, args @ ..]) => printf(format, args),
+            _ => None,
+        };
+        self.assign(
+            name.clone(),
+            [value.unwrap_or_else(|| UNKNOWN.to_string())],
+        );
     }
 
     /// `read NAME…` sets its variables from its input: known lines when the input is known.
@@ -67,6 +88,13 @@ impl Walker<'_> {
             Some(Stdin::Text(text)) => text.split_whitespace().map(str::to_string).collect(),
             _ => vec![UNKNOWN.to_string()],
         };
+        // `while read h`: the body sees the line read, whatever `h` held before.
+        let uncertain = std::mem::take(&mut self.uncertain);
+        self.read_names(words, values);
+        self.uncertain = uncertain;
+    }
+
+    fn read_names(&mut self, words: &[String], values: Vec<String>) {
         let mut args = words[1..].iter().filter(|w| !w.starts_with('-'));
         if let Some(name) = args.next_back() {
             self.assign(name.clone(), values);
@@ -91,7 +119,13 @@ impl Walker<'_> {
     pub(crate) fn assignment(&mut self, a: &shuck_ast::Assignment) -> (String, Vec<String>) {
         let name = a.target.name.as_str().to_string();
         let values = match &a.value {
-            AssignmentValue::Scalar(word) => self.joined(word),
+            AssignmentValue::Scalar(word) => {
+                let mut values = self.joined(word);
+                if self.loops > 0 && self.reads_itself(&name, word) {
+                    values.push(UNKNOWN.to_string());
+                }
+                values
+            }
             AssignmentValue::Compound(array) => {
                 let elements: Vec<String> = array
                     .elements
