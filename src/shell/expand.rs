@@ -188,6 +188,9 @@ impl Walker<'_> {
                         ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Access {
                             reference,
                         }) if reference.has_array_selector() => self.array(reference.name.as_str()),
+                        ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Access {
+                            reference,
+                        }) => self.element(reference),
                         ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Operation {
                             reference,
                             operator,
@@ -252,7 +255,7 @@ impl Walker<'_> {
                     self.append_values(pieces, values, quoted);
                 }
                 WordPart::ArrayAccess(reference) => {
-                    let values = self.variable(reference.name.as_str());
+                    let values = self.element(reference);
                     self.append_values(pieces, values, quoted);
                 }
                 WordPart::IndirectExpansion {
@@ -305,7 +308,7 @@ impl Walker<'_> {
         }
     }
 
-    fn variable(&self, name: &str) -> Vec<String> {
+    pub(crate) fn variable(&self, name: &str) -> Vec<String> {
         match self.vars.get(name) {
             Some(values) if !values.is_empty() => values.clone(),
             _ => vec![UNKNOWN.to_string()],

@@ -38,13 +38,12 @@ pub(crate) fn xargs(
         .or_else(|| option(&["-i"]).map(|_| "{}".to_string()));
     let reads_file = argv::has(&scanned, &["-a".to_string(), "--arg-file".to_string()]);
     let mut words: Vec<String> = argv::operands(&scanned).map(str::to_string).collect();
-    // parallel puts each argument where `{}` is, without being asked to.
+    // parallel puts each argument where `{}` (or `{1}`, `{.}`…) is, without being asked.
+    let parallel = wrapper.kind == WrapperKind::Parallel;
     let replace = replace.or_else(|| {
-        (wrapper.kind == WrapperKind::Parallel && words.iter().any(|w| w.contains("{}")))
-            .then(|| "{}".to_string())
+        (parallel && words.iter().any(|w| has_placeholder(w))).then(|| "{}".to_string())
     });
-    let jobs: Vec<Vec<String>> = if let Some(at) = words.iter().position(|w| w.starts_with(":::"))
-    {
+    let jobs: Vec<Vec<String>> = if let Some(at) = words.iter().position(|w| w.starts_with(":::")) {
         let tail = words.split_off(at);
         parallel_sources(&tail)
     } else {
@@ -55,11 +54,22 @@ pub(crate) fn xargs(
             .or((wrapper.kind == WrapperKind::Parallel || replace.is_some()).then_some(1));
         match items {
             Items::Unknown => vec![vec![UNKNOWN.to_string()]],
-            Items::Lines(lines) => match (per_lines, per_args) {
-                (Some(n), _) => group(lines, n.max(1)),
-                (None, Some(n)) => group(lines.into_iter().flatten().map(|w| vec![w]).collect(), n.max(1)),
-                (None, None) => vec![lines.into_iter().flatten().collect()],
-            },
+            Items::Lines(lines) => {
+                let words_of = |lines: &[Vec<String>]| -> Vec<Vec<String>> {
+                    lines.iter().flatten().map(|w| vec![w.clone()]).collect()
+                };
+                let mut jobs = match (per_lines, per_args) {
+                    (Some(n), _) => group(lines.clone(), n.max(1)),
+                    (None, Some(n)) => group(words_of(&lines), n.max(1)),
+                    (None, None) => vec![lines.iter().flatten().cloned().collect()],
+                };
+                // `-n1 -I%`: which one wins depends on their order and the xargs; both
+                // ways are judged.
+                if let (Some(_), Some(n)) = (&replace, per_args) {
+                    jobs.extend(group(words_of(&lines), n.max(1)));
+                }
+                jobs
+            }
         }
     };
     if words.is_empty() {
@@ -68,9 +78,13 @@ pub(crate) fn xargs(
     let invocations: Vec<Vec<String>> = jobs
         .iter()
         .map(|items| match &replace {
+            Some(r) if parallel => words.iter().map(|w| placed(w, items)).collect(),
             Some(r) => {
                 let joined = items.join(" ");
-                words.iter().map(|w| w.replace(r.as_str(), &joined)).collect()
+                words
+                    .iter()
+                    .map(|w| w.replace(r.as_str(), &joined))
+                    .collect()
             }
             None => words.iter().chain(items).cloned().collect(),
         })
@@ -84,6 +98,42 @@ pub(crate) fn xargs(
         }
     }
     out.push(Step::Run(command));
+}
+
+/// GNU parallel's replacement strings: `{}`, `{1}`, `{.}`, `{/}`, `{//}`, `{/.}`, `{#}`.
+fn has_placeholder(word: &str) -> bool {
+    word.contains("{}") || placeholders(word).next().is_some()
+}
+
+fn placeholders(word: &str) -> impl Iterator<Item = &str> {
+    word.match_indices('{').filter_map(move |(at, _)| {
+        let rest = &word[at + 1..];
+        let end = rest.find('}')?;
+        let inner = &rest[..end];
+        (!inner.is_empty()
+            && inner
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '.' | '/' | '#' | '%')))
+        .then_some(inner)
+    })
+}
+
+/// One word of a parallel job: `{}` is the job's inputs, `{N}` its Nth; the forms that
+/// edit an input (`{.}`, `{/}`…) are unknown.
+fn placed(word: &str, items: &[String]) -> String {
+    let mut out = word.replace("{}", &items.join(" "));
+    let found: Vec<String> = placeholders(word).map(str::to_string).collect();
+    for inner in found {
+        let value = inner
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| n.checked_sub(1))
+            .and_then(|n| items.get(n))
+            .cloned()
+            .unwrap_or_else(|| UNKNOWN.to_string());
+        out = out.replace(&format!("{{{inner}}}"), &value);
+    }
+    out
 }
 
 enum Items {

@@ -22,13 +22,14 @@ impl Walker<'_> {
                         kind,
                         WordPart::SingleQuoted { .. } | WordPart::DoubleQuoted { .. }
                     );
-                    // bash reads `$x{a,b}` as `$xa $xb`: a bare name followed by bare
-                    // text is read again after the braces.
+                    // bash reads `$x{a,b}` as `$xa $xb`: a bare name followed by a brace
+                    // is read again after the braces.
                     let rescanned = matches!(kind, WordPart::Variable(_))
                         && part.span.slice(self.src).chars().nth(1) != Some('{')
-                        && iter
-                            .peek()
-                            .is_some_and(|next| matches!(next.kind, WordPart::Literal(_)));
+                        && iter.peek().is_some_and(|next| {
+                            matches!(next.kind, WordPart::Literal(_))
+                                && next.span.slice(self.src).starts_with('{')
+                        });
                     let value = if rescanned {
                         None
                     } else {

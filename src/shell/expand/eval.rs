@@ -54,7 +54,9 @@ impl Walker<'_> {
         for node in &pattern.parts {
             let PatternPartNode { kind, span } = node;
             match kind {
-                PatternPart::Literal(text) => bare_with_escapes(text.as_str(self.src, *span), &mut out),
+                PatternPart::Literal(text) => {
+                    bare_with_escapes(text.as_str(self.src, *span), &mut out)
+                }
                 PatternPart::AnyString => out.push(Part::Bare("*".into())),
                 PatternPart::AnyChar => out.push(Part::Bare("?".into())),
                 PatternPart::CharClass(class) => out.push(Part::Bare(class.slice(self.src).into())),
@@ -78,8 +80,33 @@ impl Walker<'_> {
         }
     }
 
+    /// `${a[i]}`: the element, when the command assigned the array in order and `i`
+    /// evaluates; unknown otherwise (its subscript's substitutions still run).
+    pub(crate) fn element(&mut self, reference: &shuck_ast::VarRef) -> Vec<String> {
+        let name = reference.name.as_str();
+        let Some(word) = reference.subscript.as_ref().and_then(|s| s.word_ast()) else {
+            return self.variable(name);
+        };
+        let index = self.arith_int(word);
+        match (index, self.arrays.get(name)) {
+            (Some(i), Some(elements)) => {
+                let at = if i < 0 { elements.len() as i64 + i } else { i };
+                usize::try_from(at)
+                    .ok()
+                    .and_then(|at| elements.get(at))
+                    .map_or_else(|| vec![UNKNOWN.to_string()], |e| vec![e.clone()])
+            }
+            _ => vec![UNKNOWN.to_string()],
+        }
+    }
+
     /// `${x:off:len}`: offset and length are arithmetic.
-    pub(crate) fn slice(&mut self, name: &str, offset: &Word, length: Option<&Word>) -> Vec<String> {
+    pub(crate) fn slice(
+        &mut self,
+        name: &str,
+        offset: &Word,
+        length: Option<&Word>,
+    ) -> Vec<String> {
         let off = self.arith_int(offset);
         let len = length.map(|w| self.arith_int(w));
         let (Some(off), Some(len)) = (off, len.map_or(Some(None), |l| l.map(Some))) else {
@@ -178,7 +205,10 @@ impl Walker<'_> {
             }
             ParameterOp::UseReplacement => {
                 let operand_values = operand.map(|w| self.joined(w));
-                match (self.vars.get(name).filter(|v| !v.is_empty()), operand_values) {
+                match (
+                    self.vars.get(name).filter(|v| !v.is_empty()),
+                    operand_values,
+                ) {
                     (Some(_), Some(values)) => values,
                     _ => vec![UNKNOWN.to_string()],
                 }

@@ -68,4 +68,3 @@ pub(crate) fn unescape_double(raw: &str) -> String {
     }
     out
 }
-

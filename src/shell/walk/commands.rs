@@ -55,9 +55,7 @@ impl Walker<'_> {
         for words in alternatives {
             match words.first().map(String::as_str) {
                 Some("read") => self.read_builtin(&words, stdin.as_ref()),
-                Some("printf") if words.get(1).is_some_and(|w| w == "-v") => {
-                    self.printf_v(&words)
-                }
+                Some("printf") if words.get(1).is_some_and(|w| w == "-v") => self.printf_v(&words),
                 Some("shift") if self.positional.is_some() => self.shift(&words),
                 _ => {}
             }
@@ -76,10 +74,7 @@ impl Walker<'_> {
             Some([format, args @ ..]) => printf(format, args),
             _ => None,
         };
-        self.assign(
-            name.clone(),
-            [value.unwrap_or_else(|| UNKNOWN.to_string())],
-        );
+        self.assign(name.clone(), [value.unwrap_or_else(|| UNKNOWN.to_string())]);
     }
 
     /// `read NAME…` sets its variables from its input: known lines when the input is known.
@@ -124,26 +119,49 @@ impl Walker<'_> {
                 if self.loops > 0 && self.reads_itself(&name, word) {
                     values.push(UNKNOWN.to_string());
                 }
+                // `a[i]=x` sets one element: `$a` (element 0) may keep its value.
+                if let Some(subscript) = &a.target.subscript {
+                    if let Some(word) = subscript.word_ast() {
+                        self.fields(word);
+                    }
+                    self.arrays.remove(&name);
+                    let mut held = self
+                        .vars
+                        .get(&name)
+                        .cloned()
+                        .unwrap_or_else(|| vec![UNKNOWN.to_string()]);
+                    held.extend(values);
+                    return (name, held);
+                }
                 values
             }
             AssignmentValue::Compound(array) => {
-                let elements: Vec<String> = array
-                    .elements
-                    .iter()
-                    .flat_map(|e| {
-                        let value = match e {
-                            shuck_ast::ArrayElem::Sequential(v) => &v.word,
-                            shuck_ast::ArrayElem::Keyed { value, .. }
-                            | shuck_ast::ArrayElem::KeyedAppend { value, .. } => &value.word,
-                        };
-                        self.fields(value).into_iter().flatten()
-                    })
-                    .collect();
-                let held = self.arrays.entry(name.clone()).or_default();
-                if !a.append {
-                    held.clear();
+                let mut keyed = false;
+                let mut elements = Vec::new();
+                for e in &array.elements {
+                    let value = match e {
+                        shuck_ast::ArrayElem::Sequential(v) => &v.word,
+                        shuck_ast::ArrayElem::Keyed { value, .. }
+                        | shuck_ast::ArrayElem::KeyedAppend { value, .. } => {
+                            keyed = true;
+                            &value.word
+                        }
+                    };
+                    let alternatives = self.fields(value);
+                    // An element with several possible values shifts the ones after it.
+                    keyed |= alternatives.len() > 1;
+                    elements.extend(alternatives.into_iter().flatten());
                 }
-                held.extend(elements.iter().cloned());
+                if keyed {
+                    // Where each element sits is not followed: `${a[1]}` is unknown.
+                    self.arrays.remove(&name);
+                } else {
+                    let held = self.arrays.entry(name.clone()).or_default();
+                    if !a.append {
+                        held.clear();
+                    }
+                    held.extend(elements.iter().cloned());
+                }
                 elements
             }
         };

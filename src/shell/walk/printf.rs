@@ -98,7 +98,9 @@ pub(crate) fn printf(format: &str, args: &[String]) -> Option<String> {
         return None;
     }
     let args: Vec<Value> = args.iter().map(|a| Value::from_marked(a)).collect();
-    bash_eval::printf::printf(format, &args).as_known().map(str::to_string)
+    bash_eval::printf::printf(format, &args)
+        .as_known()
+        .map(str::to_string)
 }
 
 #[cfg(test)]
@@ -125,9 +127,18 @@ mod printf_tests {
     #[test]
     fn echo_decodes_only_with_e() {
         let words = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(echo(&words(&["-e", r"\x61tlas"])), Stdin::Text("atlas".into()));
-        assert_eq!(echo(&words(&[r"\x61tlas"])), Stdin::Text(r"\x61tlas".into()));
-        assert_eq!(echo(&words(&["-ne", r"a\cb", "c"])), Stdin::Text("a".into()));
+        assert_eq!(
+            echo(&words(&["-e", r"\x61tlas"])),
+            Stdin::Text("atlas".into())
+        );
+        assert_eq!(
+            echo(&words(&[r"\x61tlas"])),
+            Stdin::Text(r"\x61tlas".into())
+        );
+        assert_eq!(
+            echo(&words(&["-ne", r"a\cb", "c"])),
+            Stdin::Text("a".into())
+        );
         assert_eq!(echo(&words(&["-x", "a"])), Stdin::Text("-x a".into()));
     }
 }
