@@ -64,7 +64,7 @@ fn arithmetic_is_computed() {
     assert_eq!(ssh("i=1; ((i++)); ssh node-0$i"), vec![w(&["node-02"])]);
     assert_eq!(ssh("i=4; ssh node-$((i*2))"), vec![w(&["node-8"])]);
     assert_eq!(ssh("ssh node-$((x+1))"), vec![w(&["node-\0"])]);
-    assert_eq!(ssh("x=atlas; ssh $x{1,2}"), vec![w(&["\01", "\02"])]);
+    assert_eq!(ssh("x=atlas; ssh $x{1,2}"), vec![w(&["\u{0}1", "\u{0}2"])]);
 }
 
 #[test]
@@ -128,6 +128,8 @@ fn function_arguments_reach_the_body() {
 #[test]
 fn values_follow_program_order_and_control_flow() {
     assert_eq!(ssh("h=orion; h=atlas; ssh $h"), vec![w(&["atlas"])]);
+    assert_eq!(ssh("h=at; h+=las; ssh $h"), vec![w(&["atlas"])]);
+    assert_eq!(ssh("set -- x atlas; shift; ssh $1"), vec![w(&["atlas"])]);
     // A branch may or may not run: both values.
     assert_eq!(
         ssh("h=orion; if x; then h=atlas; fi; ssh $h"),

@@ -66,7 +66,12 @@ pub(crate) fn xargs(
                 // `-n1 -I%`: which one wins depends on their order and the xargs; both
                 // ways are judged.
                 if let (Some(_), Some(n)) = (&replace, per_args) {
-                    jobs.extend(group(words_of(&lines), n.max(1)));
+                    let blanks: Vec<Vec<String>> = lines
+                        .iter()
+                        .flatten()
+                        .flat_map(|line| line.split_whitespace().map(|w| vec![w.to_string()]))
+                        .collect();
+                    jobs.extend(group(blanks, n.max(1)));
                 }
                 jobs
             }
@@ -78,7 +83,7 @@ pub(crate) fn xargs(
     let invocations: Vec<Vec<String>> = jobs
         .iter()
         .map(|items| match &replace {
-            Some(r) if parallel => words.iter().map(|w| placed(w, items)).collect(),
+            Some(_) if parallel => words.iter().map(|w| placed(w, items)).collect(),
             Some(r) => {
                 let joined = items.join(" ");
                 words

@@ -57,6 +57,9 @@ impl Walker<'_> {
                 Some("read") => self.read_builtin(&words, stdin.as_ref()),
                 Some("printf") if words.get(1).is_some_and(|w| w == "-v") => self.printf_v(&words),
                 Some("shift") if self.positional.is_some() => self.shift(&words),
+                Some("set") if words.get(1).is_some_and(|w| w == "--") => {
+                    self.set_positional(Some(words[2..].to_vec()))
+                }
                 _ => {}
             }
             self.next_stdin = stdin.clone();
@@ -116,6 +119,14 @@ impl Walker<'_> {
         let values = match &a.value {
             AssignmentValue::Scalar(word) => {
                 let mut values = self.joined(word);
+                // `h+=x` appends to every value `h` may hold.
+                if a.append && a.target.subscript.is_none() {
+                    let held = self.variable(&name);
+                    values = held
+                        .iter()
+                        .flat_map(|h| values.iter().map(move |v| format!("{h}{v}")))
+                        .collect();
+                }
                 if self.loops > 0 && self.reads_itself(&name, word) {
                     values.push(UNKNOWN.to_string());
                 }
