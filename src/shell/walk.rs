@@ -51,6 +51,10 @@ pub(crate) struct Walker<'s> {
     positional: Option<Vec<String>>,
     /// Function calls being walked, nested.
     calls: usize,
+    /// Function calls walked in all.
+    calls_made: usize,
+    /// One log per subshell being walked: what to undo when it ends.
+    undo: Vec<Vec<scope::Undo>>,
 }
 
 impl<'s> Walker<'s> {
@@ -74,6 +78,8 @@ impl<'s> Walker<'s> {
             functions: HashMap::new(),
             positional: None,
             calls: 0,
+            calls_made: 0,
+            undo: Vec::new(),
         }
     }
 
@@ -292,6 +298,7 @@ impl<'s> Walker<'s> {
     /// earlier ones (unknown when there was none: it may come from the environment).
     pub(crate) fn assign(&mut self, name: String, values: impl IntoIterator<Item = String>) {
         let uncertain = self.uncertain > 0;
+        self.log_var(&name);
         let held = self.vars.entry(name).or_default();
         if !uncertain {
             held.clear();

@@ -123,6 +123,9 @@ fn function_arguments_reach_the_body() {
     // Recursion is bounded, and then unverifiable.
     let script = parse("f() { f; }; f", 0, &HashMap::new()).unwrap();
     assert!(script.incomplete.is_some());
+    // A call tree is bounded in all, not only in depth.
+    let script = parse("f() { f;f;f;f;f;f;f;f;f;f; }; f", 0, &HashMap::new()).unwrap();
+    assert!(script.incomplete.is_some());
 }
 
 #[test]
@@ -146,6 +149,12 @@ fn values_follow_program_order_and_control_flow() {
     );
     // A subshell's assignment stays in it.
     assert_eq!(ssh("h=atlas; (h=orion); ssh $h"), vec![w(&["atlas"])]);
+    assert_eq!(ssh("(h=orion); ssh $h"), vec![w(&[U])]);
+    assert_eq!(
+        ssh("a=(atlas); ( a=(orion) ); ssh ${a[0]}"),
+        vec![w(&["atlas"])]
+    );
+    assert_eq!(ssh("h=atlas; x=$(h=orion); ssh $h"), vec![w(&["atlas"])]);
     assert_eq!(ssh("h=atlas; echo | h=orion; ssh $h"), vec![w(&["atlas"])]);
     // A loop building a value from itself: unknown among its values.
     assert!(ssh("h=a; for i in 1 2; do h=$h-x; done; ssh $h").contains(&w(&[U])));

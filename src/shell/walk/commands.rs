@@ -135,7 +135,7 @@ impl Walker<'_> {
                     if let Some(word) = subscript.word_ast() {
                         self.fields(word);
                     }
-                    self.arrays.remove(&name);
+                    self.set_array(&name, None);
                     let mut held = self
                         .vars
                         .get(&name)
@@ -165,13 +165,14 @@ impl Walker<'_> {
                 }
                 if keyed {
                     // Where each element sits is not followed: `${a[1]}` is unknown.
-                    self.arrays.remove(&name);
+                    self.set_array(&name, None);
                 } else {
-                    let held = self.arrays.entry(name.clone()).or_default();
-                    if !a.append {
-                        held.clear();
-                    }
+                    let mut held = match a.append {
+                        true => self.arrays.get(&name).cloned().unwrap_or_default(),
+                        false => Vec::new(),
+                    };
                     held.extend(elements.iter().cloned());
+                    self.set_array(&name, Some(held));
                 }
                 elements
             }

@@ -7,6 +7,25 @@ use shuck_ast::FunctionDef;
 
 /// Nested function calls followed, at most; deeper recursion is unverifiable.
 const MAX_CALL_DEPTH: usize = 8;
+/// Function calls followed in one source, at most (`f() { f; f; f; }` grows as a tree).
+const MAX_CALLS: usize = 256;
+
+/// A change a subshell made, with the value before it.
+pub(crate) enum Undo {
+    Var(String, Option<Vec<String>>),
+    Array(String, Option<Vec<String>>),
+}
+
+fn restore(map: &mut HashMap<String, Vec<String>>, name: String, old: Option<Vec<String>>) {
+    match old {
+        Some(value) => {
+            map.insert(name, value);
+        }
+        None => {
+            map.remove(&name);
+        }
+    }
+}
 /// Positional parameters kept in the variables while a function's body is walked.
 const POSITIONAL: [&str; 4] = ["@", "*", "#", "0"];
 
@@ -20,13 +39,39 @@ impl Walker<'_> {
     }
 
     /// Runs `walk` in a subshell: its assignments do not reach the commands after it.
+    /// What it changed is undone from a log, so a subshell costs what it assigns, not
+    /// the size of every variable (thousands of `$( )` in one command stay cheap).
     pub(crate) fn subshell<T>(&mut self, walk: impl FnOnce(&mut Self) -> T) -> T {
-        let vars = self.vars.clone();
-        let arrays = self.arrays.clone();
+        self.undo.push(Vec::new());
+        let positional = self.positional.clone();
         let out = walk(self);
-        self.vars = vars;
-        self.arrays = arrays;
+        self.positional = positional;
+        let log = self.undo.pop().unwrap_or_default();
+        for change in log.into_iter().rev() {
+            match change {
+                Undo::Var(name, old) => restore(&mut self.vars, name, old),
+                Undo::Array(name, old) => restore(&mut self.arrays, name, old),
+            }
+        }
         out
+    }
+
+    /// Logs a variable's value before a change, when inside a subshell.
+    pub(crate) fn log_var(&mut self, name: &str) {
+        if let Some(frame) = self.undo.last_mut() {
+            frame.push(Undo::Var(name.to_string(), self.vars.get(name).cloned()));
+        }
+    }
+
+    /// Sets or removes an array's elements (logged for a subshell).
+    pub(crate) fn set_array(&mut self, name: &str, elements: Option<Vec<String>>) {
+        if let Some(frame) = self.undo.last_mut() {
+            frame.push(Undo::Array(
+                name.to_string(),
+                self.arrays.get(name).cloned(),
+            ));
+        }
+        restore(&mut self.arrays, name.to_string(), elements);
     }
 
     /// A loop body: it may run any number of times, so a variable it builds from its own
@@ -61,12 +106,13 @@ impl Walker<'_> {
         let Some(body) = words.first().and_then(|w| self.functions.get(w)).cloned() else {
             return;
         };
-        if self.calls >= MAX_CALL_DEPTH {
+        if self.calls >= MAX_CALL_DEPTH || self.calls_made >= MAX_CALLS {
             self.incomplete = Some(format!(
-                "its functions call each other deeper than {MAX_CALL_DEPTH}"
+                "its functions call each other deeper than {MAX_CALL_DEPTH} or more than {MAX_CALLS} times"
             ));
             return;
         }
+        self.calls_made += 1;
         let saved = self.positional.clone();
         self.set_positional(Some(words[1..].to_vec()));
         self.calls += 1;
@@ -93,9 +139,11 @@ impl Walker<'_> {
     pub(crate) fn set_positional(&mut self, args: Option<Vec<String>>) {
         let old = self.positional.as_ref().map_or(0, Vec::len);
         for i in 1..=old.max(args.as_ref().map_or(0, Vec::len)).max(9) {
+            self.log_var(&i.to_string());
             self.vars.remove(&i.to_string());
         }
         for name in POSITIONAL {
+            self.log_var(name);
             self.vars.remove(name);
         }
         if let Some(args) = &args {
