@@ -44,7 +44,7 @@ pub(crate) struct Walker<'s> {
     /// Branches and loop bodies around the command being walked (see [`Self::uncertain`]).
     uncertain: usize,
     /// Loop bodies around it.
-    loops: usize,
+    pub(super) loops: usize,
     /// Functions defined so far, by name.
     functions: HashMap<String, Box<Stmt>>,
     /// A function's arguments while its body is walked for a call.
@@ -55,6 +55,8 @@ pub(crate) struct Walker<'s> {
     calls_made: usize,
     /// One log per subshell being walked: what to undo when it ends.
     undo: Vec<Vec<scope::Undo>>,
+    /// One log per function call being walked: its `local` variables' earlier values.
+    locals: Vec<Vec<scope::Undo>>,
 }
 
 impl<'s> Walker<'s> {
@@ -80,6 +82,7 @@ impl<'s> Walker<'s> {
             calls: 0,
             calls_made: 0,
             undo: Vec::new(),
+            locals: Vec::new(),
         }
     }
 
@@ -115,6 +118,7 @@ impl<'s> Walker<'s> {
                             for v in &values {
                                 env.push((name.clone(), v.clone()));
                             }
+                            self.local(decl.variant.as_str(), &name);
                             self.assign(name, values);
                         }
                         DeclOperand::Flag(w) | DeclOperand::Dynamic(w) => {

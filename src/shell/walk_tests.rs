@@ -156,6 +156,17 @@ fn values_follow_program_order_and_control_flow() {
     );
     assert_eq!(ssh("h=atlas; x=$(h=orion); ssh $h"), vec![w(&["atlas"])]);
     assert_eq!(ssh("h=atlas; echo | h=orion; ssh $h"), vec![w(&["atlas"])]);
+    // A function's local variable ends with the call.
+    assert_eq!(
+        ssh("h=atlas; f() { local h=orion; }; f; ssh $h"),
+        vec![w(&["atlas"])]
+    );
+    assert_eq!(
+        ssh("f() { h=atlas; }; h=orion; f; ssh $h"),
+        vec![w(&["atlas"])]
+    );
+    // A counter in a loop may hold any count.
+    assert!(ssh("for ((i=0; i<3; i++)); do :; done; ssh node-$i").contains(&w(&["node-\0"])));
     // A loop building a value from itself: unknown among its values.
     assert!(ssh("h=a; for i in 1 2; do h=$h-x; done; ssh $h").contains(&w(&[U])));
 }

@@ -144,7 +144,8 @@ impl Walker<'_> {
         match arith::evaluate(text, &|n| self.lookup(n)) {
             Some(outcome) => {
                 for (name, value) in outcome.assigned {
-                    self.assign(name, [value.to_string()]);
+                    let again = (self.loops > 0).then(|| UNKNOWN.to_string());
+                    self.assign(name, std::iter::once(value.to_string()).chain(again));
                 }
                 outcome.value.to_string()
             }

@@ -30,7 +30,9 @@ impl Walker<'_> {
         match outcome {
             Some(outcome) => {
                 for (name, value) in outcome.assigned {
-                    self.assign(name, [value.to_string()]);
+                    // In a loop it runs again on its own result: `i++` may be any count.
+                    let again = (self.loops > 0).then(|| UNKNOWN.to_string());
+                    self.assign(name, std::iter::once(value.to_string()).chain(again));
                 }
             }
             None => {

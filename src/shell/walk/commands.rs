@@ -77,7 +77,10 @@ impl Walker<'_> {
             Some([format, args @ ..]) => printf(format, args),
             _ => None,
         };
-        self.assign(name.clone(), [value.unwrap_or_else(|| UNKNOWN.to_string())]);
+        // In a loop it may format its own earlier value.
+        let again = (self.loops > 0).then(|| UNKNOWN.to_string());
+        let value = value.unwrap_or_else(|| UNKNOWN.to_string());
+        self.assign(name.clone(), std::iter::once(value).chain(again));
     }
 
     /// `read NAME…` sets its variables from its input: known lines when the input is known.
@@ -127,7 +130,7 @@ impl Walker<'_> {
                         .flat_map(|h| values.iter().map(move |v| format!("{h}{v}")))
                         .collect();
                 }
-                if self.loops > 0 && self.reads_itself(&name, word) {
+                if self.loops > 0 && (a.append || self.reads_itself(&name, word)) {
                     values.push(UNKNOWN.to_string());
                 }
                 // `a[i]=x` sets one element: `$a` (element 0) may keep its value.

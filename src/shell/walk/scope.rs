@@ -116,9 +116,29 @@ impl Walker<'_> {
         let saved = self.positional.clone();
         self.set_positional(Some(words[1..].to_vec()));
         self.calls += 1;
+        self.locals.push(Vec::new());
         self.stmt(&body);
+        // A function's `local` variables end with it.
+        for change in self.locals.pop().unwrap_or_default().into_iter().rev() {
+            if let Undo::Var(name, old) = change {
+                self.log_var(&name);
+                restore(&mut self.vars, name, old);
+            }
+        }
         self.calls -= 1;
         self.set_positional(saved);
+    }
+
+    /// `local NAME=…` (or `declare`, `typeset`) inside a function being called: its value
+    /// before is put back when the call ends.
+    pub(crate) fn local(&mut self, variant: &str, name: &str) {
+        if !matches!(variant, "local" | "declare" | "typeset") {
+            return;
+        }
+        let before = self.vars.get(name).cloned();
+        if let Some(frame) = self.locals.last_mut() {
+            frame.push(Undo::Var(name.to_string(), before));
+        }
     }
 
     /// `shift [N]` inside a function.
