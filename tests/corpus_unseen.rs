@@ -21,8 +21,8 @@ const BAR: f64 = 97.0;
 /// the mechanisms are missing. IMPLEMENTERS: raise a floor whenever your change lifts a
 /// score, up to `BAR` (97%) each way; never lower one. A floor of 100 means "already all".
 const FLOORS: [(&str, Floor); 8] = [
-    ("expansions.toml", Floor::new(50.0, 82.1, 0.0)),
-    ("one_job.toml", Floor::new(55.0, 100.0, 0.0)),
+    ("expansions.toml", Floor::new(100.0, 100.0, 0.0)),
+    ("one_job.toml", Floor::new(96.2, 100.0, 0.0)),
     ("runs_arguments.toml", Floor::new(100.0, 100.0, 0.0)),
     ("families.toml", Floor::new(100.0, 95.5, 0.0)),
     ("precision.toml", Floor::new(100.0, 96.0, 0.0)),

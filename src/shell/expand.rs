@@ -1,18 +1,21 @@
 //! Word expansion as far as the command text tells: quotes and escapes removed, variables
 //! assigned in the command substituted (every value they may hold), the rest [`UNKNOWN`].
 
+mod brace;
+mod eval;
 mod text;
 use text::*;
 
 use super::walk::{Walker, output_of};
 use super::{MAX_ALTERNATIVES, Stdin, UNKNOWN};
+use crate::bash_eval;
 use shuck_ast::{
     BourneParameterExpansion, HeredocBodyPart, ParameterExpansionSyntax, ParameterOp, StmtSeq,
     Word, WordPart, WordPartNode,
 };
 
 /// Marks whitespace that came from an unquoted expansion: bash splits fields there.
-const SPLIT: char = '\u{1}';
+pub(crate) const SPLIT: char = '\u{1}';
 /// Unquoted glob characters, kept apart from quoted ones until the word's place is known:
 /// in an argument an unmatched glob stays literal, but a globbed program word
 /// (`/usr/bin/ss?`) runs whatever file matches, so it is unknown.
@@ -67,20 +70,17 @@ impl Walker<'_> {
 
     /// As [`Self::fields`], with unquoted glob characters still marked.
     pub(crate) fn fields_with_globs(&mut self, word: &Word) -> Vec<Vec<String>> {
+        if word.has_active_brace_expansion() {
+            return self.brace_fields(word);
+        }
         let mut pieces = vec![Piece::default()];
         self.parts(&word.parts, false, &mut pieces);
-        let braces = word.has_active_brace_expansion();
         pieces
             .into_iter()
             .map(|piece| {
-                let texts = if braces {
-                    brace_expand(&piece.text)
-                } else {
-                    vec![piece.text]
-                };
-                texts
-                    .iter()
-                    .flat_map(|t| t.split(SPLIT))
+                piece
+                    .text
+                    .split(SPLIT)
                     .filter(|f| piece.quoted || !f.is_empty())
                     .map(str::to_string)
                     .collect()
@@ -175,8 +175,8 @@ impl Walker<'_> {
                     expression_word_ast,
                     ..
                 } => {
-                    self.fields(expression_word_ast);
-                    append(pieces, &UNKNOWN.to_string());
+                    let value = self.arithmetic(expression_word_ast);
+                    self.append_values(pieces, vec![value], quoted);
                 }
                 WordPart::Parameter(expansion) => {
                     let values = match &expansion.syntax {
@@ -188,16 +188,45 @@ impl Walker<'_> {
                         ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Access {
                             reference,
                         }) if reference.has_array_selector() => self.array(reference.name.as_str()),
+                        ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Access {
+                            reference,
+                        }) => self.element(reference),
                         ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Operation {
                             reference,
                             operator,
                             operand_word_ast,
                             ..
-                        }) => self.operation(
+                        }) if reference.subscript.is_none() => self.operation(
                             reference.name.as_str(),
                             operator,
                             operand_word_ast.as_deref(),
                         ),
+                        ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Slice {
+                            reference,
+                            offset_word_ast,
+                            length_word_ast,
+                            ..
+                        }) if reference.subscript.is_none() => self.slice(
+                            reference.name.as_str(),
+                            offset_word_ast,
+                            length_word_ast.as_deref(),
+                        ),
+                        ParameterExpansionSyntax::Bourne(BourneParameterExpansion::Length {
+                            reference,
+                        }) if reference.subscript.is_none() => {
+                            self.each_value(reference.name.as_str(), bash_eval::param::length)
+                        }
+                        ParameterExpansionSyntax::Bourne(
+                            BourneParameterExpansion::Transformation {
+                                reference,
+                                operator,
+                            },
+                        ) if reference.subscript.is_none() => {
+                            let op = *operator;
+                            self.each_value(reference.name.as_str(), |v| {
+                                bash_eval::param::transform(v, op)
+                            })
+                        }
                         ParameterExpansionSyntax::Bourne(other) => {
                             if let Some(w) = other.operand_word_ast() {
                                 self.fields(w);
@@ -226,7 +255,7 @@ impl Walker<'_> {
                     self.append_values(pieces, values, quoted);
                 }
                 WordPart::ArrayAccess(reference) => {
-                    let values = self.variable(reference.name.as_str());
+                    let values = self.element(reference);
                     self.append_values(pieces, values, quoted);
                 }
                 WordPart::IndirectExpansion {
@@ -236,6 +265,19 @@ impl Walker<'_> {
                         self.fields(w);
                     }
                     append(pieces, &UNKNOWN.to_string());
+                }
+                WordPart::Substring {
+                    reference,
+                    offset_word_ast,
+                    length_word_ast,
+                    ..
+                } if reference.subscript.is_none() => {
+                    let values = self.slice(
+                        reference.name.as_str(),
+                        offset_word_ast,
+                        length_word_ast.as_deref(),
+                    );
+                    self.append_values(pieces, values, quoted);
                 }
                 WordPart::Substring {
                     offset_word_ast,
@@ -266,37 +308,9 @@ impl Walker<'_> {
         }
     }
 
-    fn variable(&self, name: &str) -> Vec<String> {
+    pub(crate) fn variable(&self, name: &str) -> Vec<String> {
         match self.vars.get(name) {
             Some(values) if !values.is_empty() => values.clone(),
-            _ => vec![UNKNOWN.to_string()],
-        }
-    }
-
-    /// `${name:-default}` and kin: the variable's values where they decide the result,
-    /// the operand's where it does, unknown where a pattern operation changes either.
-    fn operation(
-        &mut self,
-        name: &str,
-        operator: &ParameterOp,
-        operand: Option<&Word>,
-    ) -> Vec<String> {
-        let operand_values = operand.map(|w| self.joined(w));
-        let known = self.vars.get(name).filter(|v| !v.is_empty()).cloned();
-        match operator {
-            ParameterOp::UseDefault | ParameterOp::AssignDefault | ParameterOp::Error => {
-                let mut values = known.unwrap_or_default();
-                values.extend(operand_values.unwrap_or_default());
-                if values.is_empty() {
-                    vec![UNKNOWN.to_string()]
-                } else {
-                    values
-                }
-            }
-            ParameterOp::UseReplacement => match (known, operand_values) {
-                (Some(_), Some(values)) => values,
-                _ => vec![UNKNOWN.to_string()],
-            },
             _ => vec![UNKNOWN.to_string()],
         }
     }
@@ -306,8 +320,9 @@ impl Walker<'_> {
     fn substitution(&mut self, body: &StmtSeq) -> String {
         let commands = self.nested(body);
         match commands.as_slice() {
+            // bash drops a substitution's trailing newlines.
             [only] => match output_of(only) {
-                Stdin::Text(text) => text,
+                Stdin::Text(text) => text.trim_end_matches('\n').to_string(),
                 _ => UNKNOWN.to_string(),
             },
             _ => UNKNOWN.to_string(),

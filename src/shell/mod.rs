@@ -9,6 +9,8 @@
 mod expand;
 pub mod quote;
 mod walk;
+#[cfg(test)]
+mod walk_tests;
 
 pub use walk::is_socket_path;
 
@@ -24,7 +26,7 @@ pub fn is_known(word: &str) -> bool {
 
 /// Limits that keep every input cheap; past them the command is unverifiable.
 pub const MAX_COMMANDS: usize = 4096;
-pub const MAX_ALTERNATIVES: usize = 64;
+pub const MAX_ALTERNATIVES: usize = 256;
 
 /// What a command reads on standard input, as far as the command text tells.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,8 +1,10 @@
 //! The walk over shuck's tree: statements, lists, pipelines, compound commands, functions
 //! and redirections, in the order bash would meet them.
 
+mod arith;
 mod commands;
 mod printf;
+mod scope;
 
 pub(crate) use printf::*;
 
@@ -33,7 +35,7 @@ pub(crate) struct Walker<'s> {
     /// `alias name=value` seen earlier in the command.
     aliases: HashMap<String, String>,
     pub(super) commands: Vec<Command>,
-    incomplete: Option<String>,
+    pub(super) incomplete: Option<String>,
     /// Input waiting for the next simple command (the right side of a pipe, a redirection
     /// on a compound command).
     next_stdin: Option<Stdin>,
@@ -41,7 +43,22 @@ pub(crate) struct Walker<'s> {
     outer_writes: Vec<String>,
     /// How many command or process substitutions the walk is inside.
     pub(super) feeding: usize,
-    functions: Vec<String>,
+    /// Branches and loop bodies around the command being walked (see [`Self::uncertain`]).
+    uncertain: usize,
+    /// Loop bodies around it.
+    pub(super) loops: usize,
+    /// Functions defined so far, by name.
+    functions: HashMap<String, Box<Stmt>>,
+    /// A function's arguments while its body is walked for a call.
+    positional: Option<Vec<String>>,
+    /// Function calls being walked, nested.
+    calls: usize,
+    /// Function calls walked in all.
+    calls_made: usize,
+    /// One log per subshell being walked: what to undo when it ends.
+    undo: Vec<Vec<scope::Undo>>,
+    /// One log per function call being walked: its `local` variables' earlier values.
+    locals: Vec<Vec<scope::Undo>>,
 }
 
 impl<'s> Walker<'s> {
@@ -61,7 +78,14 @@ impl<'s> Walker<'s> {
             next_stdin: None,
             outer_writes: Vec::new(),
             feeding: 0,
-            functions: Vec::new(),
+            uncertain: 0,
+            loops: 0,
+            functions: HashMap::new(),
+            positional: None,
+            calls: 0,
+            calls_made: 0,
+            undo: Vec::new(),
+            locals: Vec::new(),
         }
     }
 
@@ -71,7 +95,7 @@ impl<'s> Walker<'s> {
             variables: self.vars,
             mentioned: self.mentioned,
             incomplete: self.incomplete,
-            functions: self.functions,
+            functions: self.functions.into_keys().collect(),
         }
     }
 
@@ -81,7 +105,7 @@ impl<'s> Walker<'s> {
         }
     }
 
-    fn stmt(&mut self, stmt: &Stmt) {
+    pub(crate) fn stmt(&mut self, stmt: &Stmt) {
         let (stdin, writes) = self.redirects(&stmt.redirects);
         if let Some(stdin) = stdin {
             self.next_stdin = Some(stdin);
@@ -98,6 +122,7 @@ impl<'s> Walker<'s> {
                             for v in &values {
                                 env.push((name.clone(), v.clone()));
                             }
+                            self.local(decl.variant.as_str(), &name);
                             self.assign(name, values);
                         }
                         DeclOperand::Flag(w) | DeclOperand::Dynamic(w) => {
@@ -146,10 +171,13 @@ impl<'s> Walker<'s> {
                 self.emit(all, env, writes);
             }
             Node::Binary(binary) => match binary.op {
-                BinaryOp::Pipe | BinaryOp::PipeAll => self.pipe(&binary.left, &binary.right),
+                // Each stage of a pipeline is a subshell.
+                BinaryOp::Pipe | BinaryOp::PipeAll => {
+                    self.subshell(|w| w.pipe(&binary.left, &binary.right))
+                }
                 BinaryOp::And | BinaryOp::Or => {
                     self.stmt(&binary.left);
-                    self.stmt(&binary.right);
+                    self.uncertain(|w| w.stmt(&binary.right));
                 }
             },
             Node::Compound(compound) => {
@@ -158,11 +186,7 @@ impl<'s> Walker<'s> {
                 self.compound(compound);
                 self.outer_writes.truncate(before);
             }
-            Node::Function(function) => {
-                self.functions
-                    .extend(function.static_names().map(|n| n.as_str().to_string()));
-                self.stmt(&function.body)
-            }
+            Node::Function(function) => self.define(function),
             Node::AnonymousFunction(function) => {
                 for w in &function.args {
                     self.joined(w);
@@ -193,14 +217,16 @@ impl<'s> Walker<'s> {
         match compound {
             CompoundCommand::If(c) => {
                 self.seq(&c.condition);
-                self.seq(&c.then_branch);
-                for (cond, body) in &c.elif_branches {
-                    self.seq(cond);
-                    self.seq(body);
-                }
-                if let Some(body) = &c.else_branch {
-                    self.seq(body);
-                }
+                self.uncertain(|w| {
+                    w.seq(&c.then_branch);
+                    for (cond, body) in &c.elif_branches {
+                        w.seq(cond);
+                        w.seq(body);
+                    }
+                    if let Some(body) = &c.else_branch {
+                        w.seq(body);
+                    }
+                });
             }
             CompoundCommand::For(c) => {
                 let values = match &c.words {
@@ -217,37 +243,47 @@ impl<'s> Walker<'s> {
                     };
                     self.assign(name, values.iter().cloned());
                 }
-                self.seq(&c.body);
+                self.loop_body(|w| w.seq(&c.body));
             }
             CompoundCommand::Select(c) => {
                 self.loop_variable(c.variable.as_str(), &c.words);
-                self.seq(&c.body);
+                self.loop_body(|w| w.seq(&c.body));
             }
             CompoundCommand::Foreach(c) => {
                 self.loop_variable(c.variable.as_str(), &c.words);
-                self.seq(&c.body);
+                self.loop_body(|w| w.seq(&c.body));
             }
             CompoundCommand::Repeat(c) => {
                 self.joined(&c.count);
-                self.seq(&c.body);
+                self.loop_body(|w| w.seq(&c.body));
             }
-            CompoundCommand::ArithmeticFor(c) => self.seq(&c.body),
-            CompoundCommand::While(c) => {
-                self.seq(&c.condition);
-                self.seq(&c.body);
+            CompoundCommand::ArithmeticFor(c) => {
+                self.arith_command(c.init_span, c.init_ast.as_ref());
+                self.loop_body(|w| {
+                    w.arith_command(c.condition_span, c.condition_ast.as_ref());
+                    w.seq(&c.body);
+                    w.arith_command(c.step_span, c.step_ast.as_ref());
+                });
             }
-            CompoundCommand::Until(c) => {
-                self.seq(&c.condition);
-                self.seq(&c.body);
-            }
+            CompoundCommand::While(c) => self.loop_body(|w| {
+                w.seq(&c.condition);
+                w.seq(&c.body);
+            }),
+            CompoundCommand::Until(c) => self.loop_body(|w| {
+                w.seq(&c.condition);
+                w.seq(&c.body);
+            }),
             CompoundCommand::Case(c) => {
                 self.joined(&c.word);
-                for item in &c.cases {
-                    self.seq(&item.body);
-                }
+                self.uncertain(|w| {
+                    for item in &c.cases {
+                        w.seq(&item.body);
+                    }
+                });
             }
-            CompoundCommand::Subshell(body) | CompoundCommand::BraceGroup(body) => self.seq(body),
-            CompoundCommand::Arithmetic(_) => {}
+            CompoundCommand::Subshell(body) => self.subshell(|w| w.seq(body)),
+            CompoundCommand::BraceGroup(body) => self.seq(body),
+            CompoundCommand::Arithmetic(c) => self.arith_command(c.expr_span, c.expr_ast.as_ref()),
             CompoundCommand::Time(c) => {
                 if let Some(command) = &c.command {
                     self.stmt(command);
@@ -264,8 +300,19 @@ impl<'s> Walker<'s> {
 
     /// Records values a variable may hold. Past a bound on how many values or how long, its
     /// value is unknown: `h=$h$h` ten thousand times must not take the walk with it.
-    fn assign(&mut self, name: String, values: impl IntoIterator<Item = String>) {
+    ///
+    /// In program order a value replaces the one before; where the assignment may not
+    /// happen (a branch, a loop) it is one more value the variable may hold, beside the
+    /// earlier ones (unknown when there was none: it may come from the environment).
+    pub(crate) fn assign(&mut self, name: String, values: impl IntoIterator<Item = String>) {
+        let uncertain = self.uncertain > 0;
+        self.log_var(&name);
         let held = self.vars.entry(name).or_default();
+        if !uncertain {
+            held.clear();
+        } else if held.is_empty() {
+            held.push(UNKNOWN.to_string());
+        }
         let before = held.len();
         held.extend(values);
         // Every value assigned counts as named by the command, even once the variable's
@@ -311,7 +358,7 @@ impl<'s> Walker<'s> {
         let start = self.commands.len();
         let saved = self.next_stdin.take();
         self.feeding += 1;
-        self.seq(body);
+        self.subshell(|w| w.seq(body));
         self.feeding -= 1;
         self.next_stdin = saved;
         self.commands[start.min(self.commands.len())..].to_vec()

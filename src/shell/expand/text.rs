@@ -1,7 +1,6 @@
-//! Quoting and text: quotes marked and stripped, escapes undone, braces expanded (bounded).
+//! Quoting and text: quotes marked and stripped, escapes undone.
 
-use super::{GLOBS, Piece, SPLIT};
-use crate::shell::{MAX_ALTERNATIVES, UNKNOWN};
+use super::*;
 use shuck_ast::LiteralText;
 
 pub(crate) fn literal<'a>(text: &'a LiteralText, src: &'a str, span: shuck_ast::Span) -> &'a str {
@@ -68,67 +67,4 @@ pub(crate) fn unescape_double(raw: &str) -> String {
         out.push(c);
     }
     out
-}
-
-/// Brace expansion past these sizes is not worked out.
-pub(crate) const MAX_BRACE_BYTES: usize = 64 * 1024;
-
-pub(crate) const MAX_BRACE_GROUPS: usize = 64;
-
-/// Comma-list brace expansion (`s{s,}h`), the form that changes a word's text.
-pub(crate) fn brace_expand(text: &str) -> Vec<String> {
-    // Each group multiplies the words: past a bound the word's value is not worked out (it
-    // cannot be known), and the names in it stay readable for "does it name the mesh".
-    let unknown = || vec![text.replace('{', &UNKNOWN.to_string())];
-    if text.len() > MAX_BRACE_BYTES || text.matches('{').count() > MAX_BRACE_GROUPS {
-        return unknown();
-    }
-    let bytes = text.as_bytes();
-    let Some(open) = bytes.iter().position(|&b| b == b'{') else {
-        return vec![text.to_string()];
-    };
-    let mut depth = 0;
-    let mut commas = Vec::new();
-    let mut close = None;
-    for (i, &b) in bytes.iter().enumerate().skip(open) {
-        match b {
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    close = Some(i);
-                    break;
-                }
-            }
-            b',' if depth == 1 => commas.push(i),
-            _ => {}
-        }
-    }
-    let Some(close) = close else {
-        return vec![text.to_string()];
-    };
-    if commas.is_empty() {
-        return vec![text.to_string()];
-    }
-    let (prefix, suffix) = (&text[..open], &text[close + 1..]);
-    let mut bounds = vec![open];
-    bounds.extend(&commas);
-    bounds.push(close);
-    let mut out = Vec::new();
-    let mut size = 0;
-    for pair in bounds.windows(2) {
-        let middle = &text[pair[0] + 1..pair[1]];
-        for tail in brace_expand(&format!("{middle}{suffix}")) {
-            if out.len() >= MAX_ALTERNATIVES {
-                return out;
-            }
-            size += prefix.len() + tail.len();
-            if size > MAX_BRACE_BYTES {
-                return unknown();
-            }
-            out.push(format!("{prefix}{tail}"));
-        }
-    }
-    // Brace expansion makes separate words.
-    vec![out.join(&SPLIT.to_string())]
 }

@@ -1,6 +1,6 @@
 //! Simple commands: their assignments, redirections and `read`, emitted as commands.
 
-use super::{Walker, is_socket_path, output_of};
+use super::*;
 use crate::shell::expand::{literal_globs, unknown_globs};
 use crate::shell::{Command, MAX_COMMANDS, Stdin, UNKNOWN};
 use shuck_ast::{AssignmentValue, Redirect, RedirectKind, RedirectTarget, SimpleCommand};
@@ -64,18 +64,40 @@ impl Walker<'_> {
         }
         let stdin = self.next_stdin.take();
         for words in alternatives {
-            if words.first().is_some_and(|w| w == "read") {
-                self.read_builtin(&words, stdin.as_ref());
+            match words.first().map(String::as_str) {
+                Some("read") => self.read_builtin(&words, stdin.as_ref()),
+                Some("printf") if words.get(1).is_some_and(|w| w == "-v") => self.printf_v(&words),
+                Some("shift") if self.positional.is_some() => self.shift(&words),
+                Some("set") if words.get(1).is_some_and(|w| w == "--") => {
+                    self.set_positional(Some(words[2..].to_vec()))
+                }
+                _ => {}
             }
             self.next_stdin = stdin.clone();
             let before = self.commands.len();
-            self.emit(words, env.clone(), writes.clone());
+            self.emit(words.clone(), env.clone(), writes.clone());
             if self.commands.len() > before
                 && let Some(command) = self.commands.last_mut()
             {
                 command.written.clone_from(&written);
             }
+            if plain_name {
+                self.call(&words);
+            }
         }
+    }
+
+    /// `printf -v NAME FORMAT ARGS…` assigns what it would print.
+    fn printf_v(&mut self, words: &[String]) {
+        let Some(name) = words.get(2) else { return };
+        let value = match words.get(3..) {
+            Some([format, args @ ..]) => printf(format, args),
+            _ => None,
+        };
+        // In a loop it may format its own earlier value.
+        let again = (self.loops > 0).then(|| UNKNOWN.to_string());
+        let value = value.unwrap_or_else(|| UNKNOWN.to_string());
+        self.assign(name.clone(), std::iter::once(value).chain(again));
     }
 
     /// `read NAME…` sets its variables from its input: known lines when the input is known.
@@ -84,6 +106,13 @@ impl Walker<'_> {
             Some(Stdin::Text(text)) => text.split_whitespace().map(str::to_string).collect(),
             _ => vec![UNKNOWN.to_string()],
         };
+        // `while read h`: the body sees the line read, whatever `h` held before.
+        let uncertain = std::mem::take(&mut self.uncertain);
+        self.read_names(words, values);
+        self.uncertain = uncertain;
+    }
+
+    fn read_names(&mut self, words: &[String], values: Vec<String>) {
         let mut args = words[1..].iter().filter(|w| !w.starts_with('-'));
         if let Some(name) = args.next_back() {
             self.assign(name.clone(), values);
@@ -108,25 +137,63 @@ impl Walker<'_> {
     pub(crate) fn assignment(&mut self, a: &shuck_ast::Assignment) -> (String, Vec<String>) {
         let name = a.target.name.as_str().to_string();
         let values = match &a.value {
-            AssignmentValue::Scalar(word) => self.joined(word),
-            AssignmentValue::Compound(array) => {
-                let elements: Vec<String> = array
-                    .elements
-                    .iter()
-                    .flat_map(|e| {
-                        let value = match e {
-                            shuck_ast::ArrayElem::Sequential(v) => &v.word,
-                            shuck_ast::ArrayElem::Keyed { value, .. }
-                            | shuck_ast::ArrayElem::KeyedAppend { value, .. } => &value.word,
-                        };
-                        self.fields(value).into_iter().flatten()
-                    })
-                    .collect();
-                let held = self.arrays.entry(name.clone()).or_default();
-                if !a.append {
-                    held.clear();
+            AssignmentValue::Scalar(word) => {
+                let mut values = self.joined(word);
+                // `h+=x` appends to every value `h` may hold.
+                if a.append && a.target.subscript.is_none() {
+                    let held = self.variable(&name);
+                    values = held
+                        .iter()
+                        .flat_map(|h| values.iter().map(move |v| format!("{h}{v}")))
+                        .collect();
                 }
-                held.extend(elements.iter().cloned());
+                if self.loops > 0 && (a.append || self.reads_itself(&name, word)) {
+                    values.push(UNKNOWN.to_string());
+                }
+                // `a[i]=x` sets one element: `$a` (element 0) may keep its value.
+                if let Some(subscript) = &a.target.subscript {
+                    if let Some(word) = subscript.word_ast() {
+                        self.fields(word);
+                    }
+                    self.set_array(&name, None);
+                    let mut held = self
+                        .vars
+                        .get(&name)
+                        .cloned()
+                        .unwrap_or_else(|| vec![UNKNOWN.to_string()]);
+                    held.extend(values);
+                    return (name, held);
+                }
+                values
+            }
+            AssignmentValue::Compound(array) => {
+                let mut keyed = false;
+                let mut elements = Vec::new();
+                for e in &array.elements {
+                    let value = match e {
+                        shuck_ast::ArrayElem::Sequential(v) => &v.word,
+                        shuck_ast::ArrayElem::Keyed { value, .. }
+                        | shuck_ast::ArrayElem::KeyedAppend { value, .. } => {
+                            keyed = true;
+                            &value.word
+                        }
+                    };
+                    let alternatives = self.fields(value);
+                    // An element with several possible values shifts the ones after it.
+                    keyed |= alternatives.len() > 1;
+                    elements.extend(alternatives.into_iter().flatten());
+                }
+                if keyed {
+                    // Where each element sits is not followed: `${a[1]}` is unknown.
+                    self.set_array(&name, None);
+                } else {
+                    let mut held = match a.append {
+                        true => self.arrays.get(&name).cloned().unwrap_or_default(),
+                        false => Vec::new(),
+                    };
+                    held.extend(elements.iter().cloned());
+                    self.set_array(&name, Some(held));
+                }
                 elements
             }
         };

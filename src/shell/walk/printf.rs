@@ -1,5 +1,6 @@
 //! What `echo`/`printf` print, for commands that feed their output to a shell.
 
+use crate::bash_eval::{self, Value};
 use crate::shell::{Command, Stdin};
 
 /// What a command writes on its standard output, when the command text alone tells.
@@ -10,14 +11,12 @@ pub(crate) fn output_of(command: &Command) -> Stdin {
         .map(|w| w.rsplit('/').next().unwrap_or(w));
     let args = command.words.get(1..).unwrap_or_default();
     match program {
-        Some("echo") => {
-            let args = args
-                .iter()
-                .skip_while(|w| matches!(w.as_str(), "-n" | "-e" | "-E" | "-ne" | "-en"));
-            Stdin::Text(args.cloned().collect::<Vec<_>>().join(" "))
-        }
+        Some("echo") => echo(args),
         Some("printf") => match args.split_first() {
-            Some((format, rest)) => Stdin::Text(printf(format, rest)),
+            // `printf -v NAME …` prints nothing: it assigns (see the walk).
+            Some((flag, _)) if flag == "-v" => Stdin::Text(String::new()),
+            Some((flag, rest)) if flag == "--" => printed(rest),
+            Some(_) => printed(args),
             None => Stdin::Unknown,
         },
         // `cat` of nothing, or of files the command wrote, and `tee`, pass text on.
@@ -43,59 +42,103 @@ pub(crate) fn output_of(command: &Command) -> Stdin {
     }
 }
 
-/// `printf FORMAT ARGS…`: `%s`-like conversions take the arguments in turn, and the
-/// format is used again while arguments remain, as bash does; `\n` is a newline.
-pub(crate) fn printf(format: &str, args: &[String]) -> String {
-    let mut out = String::new();
-    let mut rest = args.iter();
-    loop {
-        let mut used = false;
-        let mut chars = format.chars().peekable();
-        while let Some(c) = chars.next() {
+/// `echo [-neE]… ARGS`: the words, decoded with `-e` as bash's echo does (the trailing
+/// newline is left out, as a command substitution drops it).
+fn echo(args: &[String]) -> Stdin {
+    let mut decode = false;
+    let mut at = 0;
+    for arg in args {
+        let Some(flags) = arg.strip_prefix('-') else {
+            break;
+        };
+        if flags.is_empty() || !flags.chars().all(|c| matches!(c, 'n' | 'e' | 'E')) {
+            break;
+        }
+        for c in flags.chars() {
             match c {
-                '%' => {
-                    // Flags, width and precision come before the conversion letter.
-                    while chars
-                        .next_if(|d| d.is_ascii_digit() || "-+ #.*'".contains(*d))
-                        .is_some()
-                    {}
-                    match chars.next() {
-                        Some('%') => out.push('%'),
-                        Some(_) => {
-                            used = true;
-                            out.push_str(rest.next().map_or("", String::as_str));
-                        }
-                        None => out.push('%'),
-                    }
-                }
-                '\\' => match chars.next() {
-                    Some('n') => out.push('\n'),
-                    Some('t') => out.push('\t'),
-                    Some(other) => out.push(other),
-                    None => out.push('\\'),
-                },
-                _ => out.push(c),
+                'e' => decode = true,
+                'E' => decode = false,
+                _ => {}
             }
         }
-        if !used || rest.len() == 0 || out.len() > 64 * 1024 {
-            return out;
+        at += 1;
+    }
+    let words = &args[at..];
+    if !decode {
+        return Stdin::Text(words.join(" "));
+    }
+    let mut out = String::new();
+    for (i, word) in words.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let decoded = bash_eval::escape::echo_e(word);
+        match decoded.text {
+            Value::Known(text) => out.push_str(&text),
+            Value::Unknown => return Stdin::Unknown,
+        }
+        if decoded.stop {
+            break;
         }
     }
+    Stdin::Text(out)
+}
+
+/// `printf FORMAT ARGS…` as bash prints it.
+fn printed(args: &[String]) -> Stdin {
+    match args.split_first() {
+        Some((format, rest)) => printf(format, rest).map_or(Stdin::Unknown, Stdin::Text),
+        None => Stdin::Unknown,
+    }
+}
+
+/// bash's printf of words the walk knows (an unknown word makes the output unknown).
+pub(crate) fn printf(format: &str, args: &[String]) -> Option<String> {
+    if format.contains(crate::shell::UNKNOWN) {
+        return None;
+    }
+    let args: Vec<Value> = args.iter().map(|a| Value::from_marked(a)).collect();
+    bash_eval::printf::printf(format, &args)
+        .as_known()
+        .map(str::to_string)
 }
 
 #[cfg(test)]
 mod printf_tests {
-    use super::printf;
+    use super::*;
+
+    fn p(format: &str, args: &[&str]) -> Option<String> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        printf(format, &args)
+    }
 
     #[test]
     fn formats_like_bash() {
-        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(p(r"%s\n", &["atlas", "orion"]).unwrap(), "atlas\norion\n");
+        assert_eq!(p("ssh %s", &["atlas"]).unwrap(), "ssh atlas");
+        assert_eq!(p("%-5s|%%", &["a"]).unwrap(), "a    |%");
+        assert_eq!(p("plain", &["x"]).unwrap(), "plain");
+        assert_eq!(p(r"\x61tl%s", &["as"]).unwrap(), "atlas");
+        assert_eq!(p(r"\141tlas", &[]).unwrap(), "atlas");
+        assert_eq!(p("node-%04d", &["2"]).unwrap(), "node-0002");
+        assert_eq!(p("%s", &["\0"]), None);
+    }
+
+    #[test]
+    fn echo_decodes_only_with_e() {
+        let words = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            printf("%s\\n", &args(&["atlas", "orion"])),
-            "atlas\norion\n"
+            echo(&words(&["-e", r"\x61tlas"])),
+            Stdin::Text("atlas".into())
         );
-        assert_eq!(printf("ssh %s", &args(&["atlas"])), "ssh atlas");
-        assert_eq!(printf("%-5s|%%", &args(&["a"])), "a|%");
-        assert_eq!(printf("plain", &args(&["x"])), "plain");
+        assert_eq!(
+            echo(&words(&[r"\x61tlas"])),
+            Stdin::Text(r"\x61tlas".into())
+        );
+        assert_eq!(
+            echo(&words(&["-ne", r"a\cb", "c"])),
+            Stdin::Text("a".into())
+        );
+        assert_eq!(echo(&words(&["-x", "a"])), Stdin::Text("-x a".into()));
     }
 }
