@@ -62,22 +62,8 @@ impl Guard<'_> {
                     machine,
                 } => {
                     return Decision::Refuse(Refusal {
-                        rule,
-                        command: c.command.clone(),
-                        reaches: object.describe(),
-                        over: c.over.clone(),
-                        target: object.name().to_string(),
-                        object: Some(object),
-                        shape: c.shape.trim().to_string(),
                         machine,
-                        inner: c.carried.inner.clone(),
-                        runs: c.carried.runs.clone(),
-                        family: c.carried.family.clone(),
-                        operands: c.carried.operands.clone(),
-                        written: c.command_written.clone(),
-                        verbatim: false,
-                        unknown: None,
-                        why: Why::Reaches,
+                        ..candidate_refusal(c, object, rule, Why::Reaches, None)
                     });
                 }
             }
@@ -103,20 +89,14 @@ impl Guard<'_> {
             // The shape is known: the refusal can still name the tool for it, "if the
             // target is a mesh machine".
             return Decision::Refuse(Refusal {
-                reaches: object.describe(),
-                target: object.name().to_string(),
-                object: Some(object),
-                command: c.command.clone(),
-                shape: c.shape.trim().to_string(),
-                inner: c.carried.inner.clone(),
-                runs: c.carried.runs.clone(),
-                family: c.carried.family.clone(),
-                operands: c.carried.operands.clone(),
-                written: c.command_written.clone(),
-                verbatim: false,
-                unknown: Some((value.clone(), kind.to_string())),
-                why: Why::UnknownTarget(value),
-                ..Refusal::plain(Rule::Unverifiable, source, Why::Reaches)
+                over: String::new(),
+                ..candidate_refusal(
+                    c,
+                    object,
+                    Rule::Unverifiable,
+                    Why::UnknownTarget(value.clone()),
+                    Some((value, kind.to_string())),
+                )
             });
         } else {
             walk.unparsable
@@ -160,6 +140,33 @@ impl Guard<'_> {
             Some(account) => Decision::Pass(PassReason::ForgeAccount { account }),
             None => Decision::Pass(PassReason::NotMesh),
         }
+    }
+}
+
+/// The refusal of a candidate whose target is (or is named with) `object`: the command as
+/// the candidate saw it, and what it carries for ranking and filling.
+fn candidate_refusal(
+    c: &super::Candidate,
+    object: MeshObject,
+    rule: Rule,
+    why: Why,
+    unknown: Option<(String, String)>,
+) -> Refusal {
+    Refusal {
+        command: c.command.clone(),
+        reaches: object.describe(),
+        over: c.over.clone(),
+        target: object.name().to_string(),
+        object: Some(object),
+        shape: c.shape.trim().to_string(),
+        inner: c.carried.inner.clone(),
+        runs: c.carried.runs.clone(),
+        family: c.carried.family.clone(),
+        operands: c.carried.operands.clone(),
+        written: c.command_written.clone(),
+        verbatim: false,
+        unknown,
+        ..Refusal::plain(rule, "", why)
     }
 }
 
