@@ -41,15 +41,18 @@ fn names(value: &toml::Value) -> Vec<(String, String)> {
     out
 }
 
-/// Links the `mesh-guard` binary as a static PIE on glibc Linux (decision 0014): the hook
-/// starts on every command an agent runs, and a dynamic binary spends more on the loader
-/// (mapping and relocating libgcc_s, libm, libc) than the hook spends deciding.
+/// Links the `mesh-guard` binary statically, at a fixed address, on glibc Linux (decisions
+/// 0014, 0034): the hook starts on every command an agent runs, and a dynamic binary spends
+/// more on the loader (mapping and relocating libgcc_s, libm, libc) than the hook spends
+/// deciding; a static PIE still relocates its own 12,000 pointers and copies every page that
+/// holds one, a tenth of a pass.
 ///
 /// `-C target-feature=+crt-static` would do it, but no build script can set it, and
 /// `cargo install` ignores the repository's `.cargo/config.toml`. The std that rustup ships
 /// is the same for both links; crt-static only changes what the link asks for: `-static-pie`
 /// and the static archives (`libc.a`, `libgcc_eh.a`) instead of `libgcc_s.so`, `libc.so`.
-/// So the binary's link gets `-static-pie`, and a search directory searched first in which
+/// So the binary's link gets `-no-pie -static` (std's position-independent code links at a
+/// fixed address as it is), and a search directory searched first in which
 /// each library std names for a dynamic link is a linker script naming its static archive.
 /// Tests and the library are untouched (`-bins` only).
 fn link_static(out: &std::path::Path) {
@@ -97,7 +100,8 @@ fn link_static(out: &std::path::Path) {
     for (name, script) in scripts {
         std::fs::write(dir.join(name), format!("{script}\n")).expect("OUT_DIR is writable");
     }
-    println!("cargo:rustc-link-arg-bins=-static-pie");
+    println!("cargo:rustc-link-arg-bins=-no-pie");
+    println!("cargo:rustc-link-arg-bins=-static");
     println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
 }
 
