@@ -87,6 +87,58 @@ fn a_silent_redefinition_of_ssh_is_an_error_and_ssh_is_still_refused() {
     assert_eq!(hook.code, 2, "{}", hook.stdout);
 }
 
+/// Wrappers, shells, writers and the rest have no `replace`: a second definition of a
+/// built-in name (a `bash` whose `-c` is lost, a `sudo` without its value-taking `-u`), or
+/// a name given a second kind, is an error, and the hook refuses under it.
+#[test]
+fn a_built_in_name_redefined_in_another_table_is_an_error() {
+    for (table, name, other, shown) in [
+        ("shell", "bash", "command_flag = \"x\"\n", "[[shell]]"),
+        ("wrapper", "sudo", "", "[[wrapper]]"),
+        ("program", "sudo", "over = \"sudo\"\n", "[[wrapper]]"),
+        ("declaration", "ssh", "", "[[program]]"),
+        ("writer", "tee", "", "[[writer]]"),
+        (
+            "program",
+            "python3.11",
+            "over = \"py\"\n",
+            "[[interpreter]]",
+        ),
+    ] {
+        let dir = Scratch::new("rules-kind");
+        let file = rules(
+            &dir,
+            &format!("# ops\n\n[[{table}]]\nnames = [\"{name}\"]\n{other}"),
+        );
+        let out = check(&dir, "ls");
+        assert_eq!(
+            out.stderr,
+            format!(
+                "error: {file}:3: `{name}` is built in as {shown}: a [[{table}]] with that \
+                 name would change what the guard sees behind it; give it another name\n"
+            )
+        );
+        let hook = run(
+            &["hook"],
+            &[
+                ("MESH_GUARD_CATALOG", &example_catalog()),
+                ("MESH_GUARD_DB", &dir.path("a.db")),
+                ("MESH_GUARD_RULES", &dir.path("rules")),
+            ],
+            &bash_event("bash -c 'ssh atlas uptime'"),
+        );
+        assert_eq!(hook.code, 2, "{table} {name}: {}", hook.stdout);
+    }
+    // A new name in the same tables is fine, and a name list may repeat its own kind.
+    let dir = Scratch::new("rules-kind-ok");
+    rules(
+        &dir,
+        "[[wrapper]]\nnames = [\"mywrap\"]\n[[declaration]]\nnames = [\"export\"]\n",
+    );
+    let out = check(&dir, "mywrap ssh atlas uptime");
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+}
+
 #[test]
 fn changing_a_built_in_options_role_is_a_redefinition() {
     let dir = Scratch::new("rules-role");

@@ -2,7 +2,9 @@
 //! added; naming a built-in program extends it (more names, options, environment variables,
 //! value-taking options, subcommands); redefining one needs `replace = true`. A redefinition
 //! without it is an error, so a file that would silently stop guarding ssh stops every
-//! command instead (fail closed).
+//! command instead (fail closed). The other kinds (wrappers, shells, interpreters, writers,
+//! agents, arguments) have no `replace`: an operator's entry may not take a built-in name at
+//! all, nor may any entry give a name a second kind (a `[[declaration]]` named `ssh`).
 
 use super::*;
 use std::rc::Rc;
@@ -29,9 +31,10 @@ impl Rules {
         text: &str,
         mut file: RulesFile,
     ) -> Result<RulesFile, RulesError> {
+        no_built_in_redefined(name, text, &file)?;
         let table: toml::Table = text.parse().unwrap_or_default();
         let entries = table.get("program").and_then(toml::Value::as_array);
-        let headers = header_lines(text);
+        let headers = header_lines(text, Kind::Program);
         for (at, program) in file.program.iter_mut().enumerate() {
             let line = headers.get(at).copied().unwrap_or(1);
             let here = |what: String| RulesError(format!("{name}:{line}: {what}"));
@@ -79,6 +82,64 @@ impl Rules {
         }
         Ok(file)
     }
+}
+
+/// An error for the first entry of `file` that takes a built-in name in a way that would
+/// change what the guard sees behind it. A `[[program]]` may name a built-in program (it is
+/// extended or replaced: `Rules::layer`); a name list (`[[command_env]]`, `[[declaration]]`,
+/// `[[environment_setter]]`) may repeat a name of its own kind; an `[[arguments]]` entry
+/// may annotate only a name nothing built in defines; nothing else may name a built-in name: a second shell named `bash` whose `-c` is lost, or a declaration named
+/// `ssh`, would let commands through unseen.
+fn no_built_in_redefined(name: &str, text: &str, file: &RulesFile) -> Result<(), RulesError> {
+    fn names_of<T>(items: &[T], names: impl Fn(&T) -> &[String]) -> Vec<&[String]> {
+        items.iter().map(names).collect()
+    }
+    let entries = [
+        (Kind::Program, names_of(&file.program, |e| &e.names)),
+        (Kind::Wrapper, names_of(&file.wrapper, |e| &e.names)),
+        (Kind::Shell, names_of(&file.shell, |e| &e.names)),
+        (Kind::Interpreter, names_of(&file.interpreter, |e| &e.names)),
+        (Kind::CommandEnv, names_of(&file.command_env, |e| &e.names)),
+        (Kind::Declaration, names_of(&file.declaration, |e| &e.names)),
+        (
+            Kind::EnvironmentSetter,
+            names_of(&file.environment_setter, |e| &e.names),
+        ),
+        (Kind::Writer, names_of(&file.writer, |e| &e.names)),
+        (Kind::Agent, names_of(&file.agent, |e| &e.names)),
+        (Kind::Arguments, names_of(&file.arguments, |e| &e.names)),
+    ];
+    for (kind, lists) in entries {
+        let headers = header_lines(text, kind);
+        for (at, names) in lists.iter().enumerate() {
+            for n in names.iter() {
+                let mut built_in = Rules::built_in_kinds(n);
+                // `[[arguments]]` annotates a name of any kind; only another one clashes.
+                if !matches!(kind, Kind::Arguments) {
+                    built_in.retain(|k| *k != Kind::Arguments.key());
+                }
+                let allowed = match kind {
+                    Kind::Program
+                    | Kind::CommandEnv
+                    | Kind::Declaration
+                    | Kind::EnvironmentSetter => built_in.iter().all(|k| *k == kind.key()),
+                    _ => built_in.is_empty(),
+                };
+                if allowed {
+                    continue;
+                }
+                let line = headers.get(at).copied().unwrap_or(1);
+                let as_kinds: Vec<String> = built_in.iter().map(|k| format!("[[{k}]]")).collect();
+                return Err(RulesError(format!(
+                    "{name}:{line}: `{n}` is built in as {}: a [[{}]] with that name would change \
+                     what the guard sees behind it; give it another name",
+                    as_kinds.join(" and "),
+                    kind.key()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `base` with `more`'s additions; an option or variable whose role it would change is
@@ -152,15 +213,15 @@ fn quoted(names: &[String]) -> String {
     list.join(", ")
 }
 
-/// The line of each `[[program]]` header, in order.
-fn header_lines(text: &str) -> Vec<usize> {
+/// The line of each `[[kind]]` header, in order.
+fn header_lines(text: &str, kind: Kind) -> Vec<usize> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| {
             let l = l.trim_start();
             l.strip_prefix("[[")
                 .and_then(|r| r.split(']').next())
-                .is_some_and(|k| k.trim() == "program")
+                .is_some_and(|k| k.trim() == kind.key())
         })
         .map(|(i, _)| i + 1)
         .collect()

@@ -71,6 +71,27 @@ impl Rules {
         self.built_in_for(Kind::Program, name)?.programs.get(name)
     }
 
+    /// The kinds `name` is built in as (`program`, `wrapper`, …), read from the index alone.
+    /// A versioned interpreter name (`python3.12`) is built in as its interpreter.
+    fn built_in_kinds(name: &str) -> Vec<&'static str> {
+        let mut kinds: Vec<&'static str> = names::NAMES
+            .iter()
+            .filter(|(_, n, _)| *n == name)
+            .map(|(k, _, _)| *k)
+            .collect();
+        let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
+        let interpreter = Kind::Interpreter.key();
+        if base != name
+            && !kinds.contains(&interpreter)
+            && names::NAMES
+                .iter()
+                .any(|(k, n, _)| *k == interpreter && *n == base)
+        {
+            kinds.push(interpreter);
+        }
+        kinds
+    }
+
     /// The tables of the last built-in file that defines `name` as a `kind`.
     fn built_in_for(&self, kind: Kind, name: &str) -> Option<&Tables> {
         let cells = self.built_in.as_ref()?;
