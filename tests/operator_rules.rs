@@ -17,6 +17,19 @@ fn check(dir: &Scratch, command: &str) -> Output {
     )
 }
 
+/// The hook's answer to `command` under the rules in `dir`.
+fn hook(dir: &Scratch, command: &str) -> Output {
+    run(
+        &["hook"],
+        &[
+            ("MESH_GUARD_CATALOG", &example_catalog()),
+            ("MESH_GUARD_DB", &dir.path("a.db")),
+            ("MESH_GUARD_RULES", &dir.path("rules")),
+        ],
+        &bash_event(command),
+    )
+}
+
 fn rules(dir: &Scratch, text: &str) -> String {
     std::fs::create_dir_all(dir.path("rules")).unwrap();
     dir.write("rules/ops.toml", text).display().to_string()
@@ -75,15 +88,7 @@ fn a_silent_redefinition_of_ssh_is_an_error_and_ssh_is_still_refused() {
     assert_ne!(out.code, 0, "ssh to the mesh passed");
 
     // The hook itself refuses under the broken rules.
-    let hook = run(
-        &["hook"],
-        &[
-            ("MESH_GUARD_CATALOG", &example_catalog()),
-            ("MESH_GUARD_DB", &dir.path("a.db")),
-            ("MESH_GUARD_RULES", &dir.path("rules")),
-        ],
-        &bash_event("ssh atlas uptime"),
-    );
+    let hook = hook(&dir, "ssh atlas uptime");
     assert_eq!(hook.code, 2, "{}", hook.stdout);
 }
 
@@ -118,15 +123,7 @@ fn a_built_in_name_redefined_in_another_table_is_an_error() {
                  name would change what the guard sees behind it; give it another name\n"
             )
         );
-        let hook = run(
-            &["hook"],
-            &[
-                ("MESH_GUARD_CATALOG", &example_catalog()),
-                ("MESH_GUARD_DB", &dir.path("a.db")),
-                ("MESH_GUARD_RULES", &dir.path("rules")),
-            ],
-            &bash_event("bash -c 'ssh atlas uptime'"),
-        );
+        let hook = hook(&dir, "bash -c 'ssh atlas uptime'");
         assert_eq!(hook.code, 2, "{table} {name}: {}", hook.stdout);
     }
     // A new name in the same tables is fine, and a name list may repeat its own kind.
