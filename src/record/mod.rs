@@ -19,6 +19,7 @@ mod schema;
 #[cfg(test)]
 mod tests;
 mod verify;
+mod vfs;
 mod write;
 
 pub use anchor_check::*;
@@ -89,8 +90,13 @@ impl Store {
     }
 
     fn connect(path: &Path, flags: OpenFlags) -> Result<Store, RecordError> {
-        let conn = Connection::open_with_flags(path, flags)
-            .map_err(|e| RecordError::from_sqlite(path, &e))?;
+        // Through the shim that opens an existing write-ahead log without a directory sync
+        // (decision 0028).
+        let conn = match vfs::name() {
+            Some(vfs) => Connection::open_with_flags_and_vfs(path, flags, vfs),
+            None => Connection::open_with_flags(path, flags),
+        }
+        .map_err(|e| RecordError::from_sqlite(path, &e))?;
         let store = Store {
             conn,
             path: path.to_path_buf(),
