@@ -217,15 +217,15 @@ impl Store {
             events.push(g);
         }
         events.push(event.clone());
+        let (first, head) = chain_ends(&tx).map_err(err)?;
+        let mut prev = head.unwrap_or_else(|| chain::GENESIS.to_vec());
         let mut written = Vec::with_capacity(2);
         for e in &events {
-            written.push(insert(&tx, &path, e, unreachable)?);
+            let (id, hash) = insert(&tx, &path, e, &prev, unreachable)?;
+            written.push((id, std::mem::replace(&mut prev, hash.to_vec()), hash));
         }
-        let first: i64 = tx
-            .query_row("SELECT id FROM events ORDER BY id LIMIT 1", [], |r| {
-                r.get(0)
-            })
-            .map_err(err)?;
+        // An empty record's first row is the first one written here.
+        let first = first.or(written.first().map(|w| w.0)).unwrap_or(0);
         tx.commit().map_err(err)?;
         self.trim_wal();
         if pending_gap.is_some() {
