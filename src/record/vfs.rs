@@ -67,8 +67,11 @@ unsafe extern "C" fn open(
     out_flags: *mut c_int,
 ) -> c_int {
     let base = BASE.load(Ordering::Acquire);
-    // SAFETY: SQLite calls this only through the shim, which is registered after `BASE` was set
-    // to the live unix VFS, whose `xOpen` was checked to be there.
+    if base.is_null() {
+        return ffi::SQLITE_CANTOPEN;
+    }
+    // SAFETY: `base` is the live unix VFS (stored before the shim was registered, and SQLite
+    // calls this only through the shim), whose `xOpen` was checked to be there.
     let Some(base_open) = (unsafe { (*base).xOpen }) else {
         return ffi::SQLITE_CANTOPEN;
     };
