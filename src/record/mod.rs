@@ -19,6 +19,7 @@ mod schema;
 #[cfg(test)]
 mod tests;
 mod verify;
+mod vfs;
 mod write;
 
 pub use anchor_check::*;
@@ -89,8 +90,13 @@ impl Store {
     }
 
     fn connect(path: &Path, flags: OpenFlags) -> Result<Store, RecordError> {
-        let conn = Connection::open_with_flags(path, flags)
-            .map_err(|e| RecordError::from_sqlite(path, &e))?;
+        // Through the shim that opens an existing write-ahead log without a directory sync
+        // (decision 0028).
+        let conn = match vfs::name() {
+            Some(vfs) => Connection::open_with_flags_and_vfs(path, flags, vfs),
+            None => Connection::open_with_flags(path, flags),
+        }
+        .map_err(|e| RecordError::from_sqlite(path, &e))?;
         let store = Store {
             conn,
             path: path.to_path_buf(),
@@ -211,15 +217,15 @@ impl Store {
             events.push(g);
         }
         events.push(event.clone());
+        let (first, head) = chain_ends(&tx).map_err(err)?;
+        let mut prev = head.unwrap_or_else(|| chain::GENESIS.to_vec());
         let mut written = Vec::with_capacity(2);
         for e in &events {
-            written.push(insert(&tx, &path, e, unreachable)?);
+            let (id, hash) = insert(&tx, &path, e, &prev, unreachable)?;
+            written.push((id, std::mem::replace(&mut prev, hash.to_vec()), hash));
         }
-        let first: i64 = tx
-            .query_row("SELECT id FROM events ORDER BY id LIMIT 1", [], |r| {
-                r.get(0)
-            })
-            .map_err(err)?;
+        // An empty record's first row is the first one written here.
+        let first = first.or(written.first().map(|w| w.0)).unwrap_or(0);
         tx.commit().map_err(err)?;
         self.trim_wal();
         if pending_gap.is_some() {

@@ -41,8 +41,100 @@ pub(crate) struct RawRow {
     scope: String,
 }
 
+/// The row's text columns, in the order every query of them lists them (`ROW_COLUMNS`, the
+/// chain walk's) and [`Texts::from_columns`] takes them: the one place that order is spelled.
+macro_rules! text_columns {
+    () => {
+        "kind, agent, session_id, tool_use_id, cwd, user, host, command, rule, target, tools, shape, reason"
+    };
+}
+pub(crate) use text_columns;
+
 /// The columns `raw_row` decodes, in its order: one list for every query of whole rows.
-pub(crate) const ROW_COLUMNS: &str = "id, time_ms, kind, agent, session_id, tool_use_id, cwd, user, host, command, rule, target, tools, shape, reason, hash, scope";
+pub(crate) const ROW_COLUMNS: &str = concat!("id, time_ms, ", text_columns!(), ", hash, scope");
+
+/// The text columns of one row, named.
+pub(crate) struct Texts<T> {
+    pub kind: T,
+    pub agent: T,
+    pub session_id: T,
+    pub tool_use_id: T,
+    pub cwd: T,
+    pub user: T,
+    pub host: T,
+    pub command: T,
+    pub rule: T,
+    pub target: T,
+    pub tools: T,
+    pub shape: T,
+    pub reason: T,
+}
+
+impl<T> Texts<T> {
+    /// The texts as read, in `text_columns!()` order.
+    pub(crate) fn from_columns(columns: [T; 13]) -> Texts<T> {
+        let [
+            kind,
+            agent,
+            session_id,
+            tool_use_id,
+            cwd,
+            user,
+            host,
+            command,
+            rule,
+            target,
+            tools,
+            shape,
+            reason,
+        ] = columns;
+        Texts {
+            kind,
+            agent,
+            session_id,
+            tool_use_id,
+            cwd,
+            user,
+            host,
+            command,
+            rule,
+            target,
+            tools,
+            shape,
+            reason,
+        }
+    }
+}
+
+impl Texts<String> {
+    /// The hashed fields of the row these texts were read from (`tools` decoded by the caller).
+    pub(crate) fn fields<'a>(
+        &'a self,
+        id: i64,
+        time_ms: i64,
+        tools: &'a [String],
+        scope: &'a str,
+    ) -> chain::Fields<'a> {
+        chain::Fields {
+            id,
+            time_ms,
+            kind: &self.kind,
+            agent: &self.agent,
+            session_id: &self.session_id,
+            tool_use_id: &self.tool_use_id,
+            cwd: &self.cwd,
+            user: &self.user,
+            host: &self.host,
+            command: &self.command,
+            rule: &self.rule,
+            target: &self.target,
+            tools,
+            shape: &self.shape,
+            reason: &self.reason,
+            scope,
+        }
+    }
+}
 
 pub(crate) fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
     let mut strings: [String; 13] = Default::default();
@@ -60,7 +152,7 @@ pub(crate) fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
 
 impl RawRow {
     pub(super) fn into_row(self, path: &Path) -> Result<Row, RecordError> {
-        let [
+        let Texts {
             kind,
             agent,
             session_id,
@@ -74,7 +166,7 @@ impl RawRow {
             tools,
             shape,
             reason,
-        ] = self.strings;
+        } = Texts::from_columns(self.strings);
         let bad = |what: String| RecordError::Corrupt {
             path: path.to_path_buf(),
             cause: format!("row {}: {what}", self.id),

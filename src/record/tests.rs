@@ -176,3 +176,38 @@ fn a_read_only_open_of_an_old_schema_asks_for_a_migration() {
     let err = Store::open_read_only(&path).err().unwrap();
     assert!(matches!(err, RecordError::NeedsMigration { found: 1, .. }));
 }
+
+/// The chain's ends are read once per append: a pending gap row and the event both link in
+/// order, and the anchor counts from the oldest row, in an empty record too.
+#[test]
+fn one_append_links_a_gap_row_and_its_event_and_anchors_the_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    let anchor_of = || {
+        anchor::Anchor::read(&anchor::path_for(&path))
+            .unwrap()
+            .unwrap()
+    };
+    let mut store = Store::open(&path).unwrap();
+    store.append(&sample(Kind::Refusal, "ssh atlas")).unwrap();
+    assert_eq!((anchor_of().id, anchor_of().count), (1, 1));
+    let failed = RecordError::Failed {
+        path: path.clone(),
+        cause: "disk full".into(),
+    };
+    gap::note(&path, &sample(Kind::Refusal, "ssh orion"), &failed);
+    let id = store.append(&sample(Kind::Refusal, "ssh vega")).unwrap();
+    assert_eq!(id, 3, "the gap row first, then the event");
+    assert_eq!((anchor_of().id, anchor_of().count), (3, 3));
+    assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 3 });
+    assert!(gap::pending(&path).is_none(), "the note was taken");
+    let kinds: Vec<String> = store
+        .conn
+        .prepare("SELECT kind FROM events ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(kinds, ["refusal", "gap", "refusal"]);
+}

@@ -12,11 +12,11 @@ impl Store {
     pub fn verify(&self) -> Result<Verification, RecordError> {
         let mut st = self
             .conn
-            .prepare(
-                "SELECT id, time_ms, kind, agent, session_id, tool_use_id, cwd, user, host,
-                    command, rule, target, tools, shape, reason, format, prev_hash, hash, scope
-                 FROM events ORDER BY id",
-            )
+            .prepare(concat!(
+                "SELECT id, time_ms, ",
+                super::row::text_columns!(),
+                ", format, prev_hash, hash, scope FROM events ORDER BY id"
+            ))
             .map_err(|e| self.err(&e))?;
         let links = st
             .query_map([], link)

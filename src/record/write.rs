@@ -3,9 +3,10 @@
 use super::error::RecordError;
 use super::event::*;
 use super::forward::Target;
+use super::row::Texts;
 use super::{Store, chain, forward, gap};
+use rusqlite::params;
 use rusqlite::types::ValueRef;
-use rusqlite::{OptionalExtension, params};
 use std::path::Path;
 
 /// What `append_forwarded` wrote.
@@ -45,27 +46,33 @@ pub fn record(
     })
 }
 
-/// Inserts one row in `tx`, linked to the newest; returns its id, previous hash and hash.
+/// The chain's two ends, read once per append (inside its write transaction): the oldest row's
+/// id, which the anchor counts from, and the newest row's hash, which the next row links to.
+/// Both `None` in an empty record.
+pub(crate) fn chain_ends(
+    tx: &rusqlite::Transaction<'_>,
+) -> rusqlite::Result<(Option<i64>, Option<Vec<u8>>)> {
+    tx.query_row(
+        "SELECT (SELECT id FROM events ORDER BY id LIMIT 1),
+                (SELECT hash FROM events ORDER BY id DESC LIMIT 1)",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+}
+
+/// Inserts one row in `tx`, linked to `prev` (the newest row's hash); returns its id and hash.
 pub(crate) fn insert(
     tx: &rusqlite::Transaction<'_>,
     path: &Path,
     event: &Event,
+    prev: &[u8],
     syslog: &str,
-) -> Result<(i64, Vec<u8>, [u8; 32]), RecordError> {
+) -> Result<(i64, [u8; 32]), RecordError> {
     let err = |e: rusqlite::Error| RecordError::from_sqlite(path, &e);
     let tools = serde_json::to_string(&event.tools).map_err(|e| RecordError::Failed {
         path: path.to_path_buf(),
         cause: e.to_string(),
     })?;
-    let prev: Vec<u8> = tx
-        .query_row(
-            "SELECT hash FROM events ORDER BY id DESC LIMIT 1",
-            [],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(err)?
-        .unwrap_or_else(|| chain::GENESIS.to_vec());
     // SQLite picks the id (AUTOINCREMENT never reuses one); the hash covers it, so it is
     // filled in once the id is known, inside the same transaction.
     tx.prepare_cached(
@@ -98,7 +105,7 @@ pub(crate) fn insert(
     .map_err(err)?;
     let id = tx.last_insert_rowid();
     let hash =
-        chain::row_hash(chain::FORMAT_CURRENT, &prev, &fields(id, event)).ok_or_else(|| {
+        chain::row_hash(chain::FORMAT_CURRENT, prev, &fields(id, event)).ok_or_else(|| {
             RecordError::Failed {
                 path: path.to_path_buf(),
                 cause: "the current row format cannot be hashed".to_string(),
@@ -107,7 +114,7 @@ pub(crate) fn insert(
     tx.prepare_cached("UPDATE events SET hash = ?1 WHERE id = ?2")
         .and_then(|mut st| st.execute(params![hash.as_slice(), id]))
         .map_err(err)?;
-    Ok((id, prev, hash))
+    Ok((id, hash))
 }
 
 pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
@@ -176,44 +183,10 @@ pub(crate) fn link(r: &rusqlite::Row<'_>) -> rusqlite::Result<chain::Link> {
         let time_ms = int(1).ok()??;
         let format = int(15).ok()??;
         let t: Vec<String> = texts.into_iter().collect::<Option<_>>()?;
+        let t = Texts::from_columns(<[String; 13]>::try_from(t).ok()?);
         let scope = scope?;
-        let [
-            kind,
-            agent,
-            session_id,
-            tool_use_id,
-            cwd,
-            user,
-            host,
-            command,
-            rule,
-            target,
-            tools,
-            shape,
-            reason,
-        ] = t.as_slice()
-        else {
-            return None;
-        };
-        let tools: Vec<String> = serde_json::from_str(tools).ok()?;
-        let f = chain::Fields {
-            id,
-            time_ms,
-            kind,
-            agent,
-            session_id,
-            tool_use_id,
-            cwd,
-            user,
-            host,
-            command,
-            rule,
-            target,
-            tools: &tools,
-            shape,
-            reason,
-            scope: &scope,
-        };
+        let tools: Vec<String> = serde_json::from_str(&t.tools).ok()?;
+        let f = t.fields(id, time_ms, &tools, &scope);
         let want = chain::row_hash(format, &prev, &f)?;
         Some(want.as_slice() == hash.as_slice())
     })()
