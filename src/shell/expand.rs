@@ -172,9 +172,16 @@ impl Walker<'_> {
                     append(pieces, &path);
                 }
                 WordPart::ArithmeticExpansion {
+                    expression,
+                    expression_ast,
                     expression_word_ast,
                     ..
                 } => {
+                    // bash reads `$((ssh db) )` as `$( (ssh db) )`: text that is no
+                    // arithmetic but holds parentheses may be commands it runs.
+                    if expression_ast.is_none() && expression.slice(self.src).contains(['(', ')']) {
+                        self.incomplete = Some("an arithmetic expansion could not be read".into());
+                    }
                     let value = self.arithmetic(expression_word_ast);
                     self.append_values(pieces, vec![value], quoted);
                 }

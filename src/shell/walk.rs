@@ -277,6 +277,10 @@ impl<'s> Walker<'s> {
                 self.joined(&c.word);
                 self.uncertain(|w| {
                     for item in &c.cases {
+                        // Patterns are expanded, substitutions and all, until one matches.
+                        for pattern in &item.patterns {
+                            w.pattern(pattern);
+                        }
                         w.seq(&item.body);
                     }
                 });
@@ -350,7 +354,11 @@ impl<'s> Walker<'s> {
             ConditionalExpr::Word(w) | ConditionalExpr::Regex(w) => {
                 self.joined(w);
             }
-            ConditionalExpr::Pattern(_) | ConditionalExpr::VarRef(_) => {}
+            // A pattern's substitutions run: `[[ x == $(ssh db) ]]`.
+            ConditionalExpr::Pattern(p) => {
+                self.pattern(p);
+            }
+            ConditionalExpr::VarRef(_) => {}
         }
     }
 

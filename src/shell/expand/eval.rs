@@ -60,8 +60,14 @@ impl Walker<'_> {
                 PatternPart::AnyString => out.push(Part::Bare("*".into())),
                 PatternPart::AnyChar => out.push(Part::Bare("?".into())),
                 PatternPart::CharClass(class) => out.push(Part::Bare(class.slice(self.src).into())),
-                // extglob groups depend on a shell option: unknown.
-                PatternPart::Group { .. } => out.push(Part::Unknown),
+                // extglob groups depend on a shell option: unknown, but their
+                // substitutions run all the same (`@($(ssh db))`).
+                PatternPart::Group { patterns, .. } => {
+                    for inner in patterns {
+                        self.pattern(inner);
+                    }
+                    out.push(Part::Unknown);
+                }
                 PatternPart::Word(word) => out.extend(self.pattern_word(word)),
             }
         }
