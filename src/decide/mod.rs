@@ -9,6 +9,7 @@ mod arguments;
 mod carried;
 mod disk;
 mod flow;
+mod guard_cli;
 mod guard_files;
 mod judge;
 mod overrides;
@@ -114,6 +115,8 @@ pub enum Why {
     AgentWithoutSettings,
     /// It starts an agent with its hooks configured away.
     AgentHooksAway,
+    /// It runs one of the guard's own subcommands that are the operator's (`audit prune`).
+    GuardSubcommand(String),
     /// It opens the guard's audit record with another client.
     OpensRecord,
     /// It changes the guard's own files or the agent's hook settings.

@@ -74,6 +74,9 @@ impl Guard<'_> {
                 // `$X ssh atlas`, a crontab line's `*/5 * * * * ssh atlas`: whatever the
                 // program is, a guarded program among its words may run.
                 Step::UnknownProgram(command) => {
+                    if walk.refusal.is_none() {
+                        walk.refusal = self.unknown_guard_subcommand(&command);
+                    }
                     self.arguments_run(&command, walk);
                     if walk.speculative == 0 {
                         walk.unknown_programs.push(command.words);
