@@ -8,6 +8,7 @@ mod agents;
 mod arguments;
 mod carried;
 mod disk;
+mod engine_order;
 mod flow;
 mod guard_cli;
 mod guard_files;
@@ -216,11 +217,16 @@ struct Candidate {
     /// Found among another program's arguments (`pkexec ssh atlas`): it counts only if it
     /// reaches the mesh, never for what it leaves unknown.
     speculative: bool,
+    /// It only selects a route later commands use (`docker context use X`): the commands
+    /// that use it are refused first, for their tools.
+    route: bool,
 }
 
 #[derive(Default)]
 struct Walk {
     candidates: Vec<Candidate>,
+    /// The docker context the command has selected so far (`docker context use X`).
+    engine_context: Option<String>,
     unknown_programs: Vec<Vec<String>>,
     unparsable: Vec<String>,
     /// Every word met, for "does the command name a mesh object".

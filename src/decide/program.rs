@@ -273,6 +273,7 @@ impl Guard<'_> {
             user: cx.user.clone(),
             carried: cx.carried.clone(),
             speculative: walk.speculative > 0,
+            route: false,
         });
     }
 }
