@@ -46,6 +46,14 @@ impl Guard<'_> {
         };
         let mut family = match self.rules.program(program) {
             Some(alias) if !alias.same_as.is_empty() => alias.same_as.clone(),
+            // Another client of a protocol that carries a remote command (`dbclient`,
+            // `plink`: over ssh, as their rules say) ranks as the protocol's own program.
+            _ if spec.over != name
+                && self.rules.program(&spec.over).is_some()
+                && spec.operands.iter().any(|o| o.role == Role::RemoteCommand) =>
+            {
+                vec![spec.over.clone()]
+            }
             _ => spec.names.first().cloned().into_iter().collect(),
         };
         // `/etc/init.d/nginx reload` ranks as `service nginx reload`.
