@@ -209,6 +209,14 @@ impl<'s> Walker<'s> {
             [.., last] if last_stage => output_of(last),
             _ => Stdin::Unknown,
         };
+        // Output that cannot be known may still become the next command's words (`| xargs
+        // ssh`): what the left side names can flow into them.
+        if output == Stdin::Unknown {
+            let from = start.min(self.commands.len());
+            for command in self.commands[from..].iter_mut() {
+                command.feeds = true;
+            }
+        }
         self.next_stdin = Some(output);
         self.stmt(right);
     }
