@@ -134,6 +134,8 @@ const INSIDE: &[&str] = &[
     "f() { ssh db; }\nf",
     "echo a; # comment\nssh db",
     "echo a # x \\\nssh db",
+    "cat <<E\n$((ssh db) )\nE",
+    "echo ${x:-$((ssh db) )}",
     // Quoting, expansions, case fall-through, heredoc delimiters and comments.
     "echo $(case x in x) ssh db;; esac)",
     "echo \"$(echo \")\")\"; ssh db",

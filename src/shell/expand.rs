@@ -177,11 +177,7 @@ impl Walker<'_> {
                     expression_word_ast,
                     ..
                 } => {
-                    // bash reads `$((ssh db) )` as `$( (ssh db) )`: text that is no
-                    // arithmetic but holds parentheses may be commands it runs.
-                    if expression_ast.is_none() && expression.slice(self.src).contains(['(', ')']) {
-                        self.incomplete = Some("an arithmetic expansion could not be read".into());
-                    }
+                    self.misread_arithmetic(expression, expression_ast.is_some());
                     let value = self.arithmetic(expression_word_ast);
                     self.append_values(pieces, vec![value], quoted);
                 }
@@ -383,9 +379,12 @@ impl Walker<'_> {
                     text.push_str(&value);
                 }
                 HeredocBodyPart::ArithmeticExpansion {
+                    expression,
+                    expression_ast,
                     expression_word_ast,
                     ..
                 } => {
+                    self.misread_arithmetic(expression, expression_ast.is_some());
                     self.fields(expression_word_ast);
                     text.push(UNKNOWN);
                 }
