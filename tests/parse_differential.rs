@@ -135,6 +135,9 @@ const INSIDE: &[&str] = &[
     "echo a; # comment\nssh db",
     "echo a # x \\\nssh db",
     "cat <<E\n$((ssh db) )\nE",
+    "bash -c '(a=(x)); ssh db'",
+    "eval '(a=(x))\nssh db'",
+    "sh -c 'echo $((ssh db) )'",
     "echo ${x:-$((ssh db) )}",
     // Quoting, expansions, case fall-through, heredoc delimiters and comments.
     "echo $(case x in x) ssh db;; esac)",
