@@ -28,6 +28,7 @@ fn names(value: &toml::Value) -> Vec<(String, String)> {
         "environment_setter",
         "writer",
         "agent",
+        "guard_cli",
         "arguments",
     ] {
         let entries = value.get(kind).and_then(toml::Value::as_array);

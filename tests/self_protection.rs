@@ -372,3 +372,41 @@ fn file_tools_cannot_write_the_project_settings_from_a_sub_directory() {
     let input = serde_json::json!({ "file_path": project.join("src/lib.rs"), "content": "" });
     assert_eq!(home.tool("Write", input).0, 0, "a source file is written");
 }
+
+#[test]
+fn the_guards_own_record_and_install_are_the_operators() {
+    let home = Home::new();
+    assert_refused(
+        &home,
+        &[
+            "mesh-guard audit prune --before 2030-01-01T00:00:00Z",
+            "mesh-guard --db ~/.local/share/mesh-guard/audit.db audit prune --before 1d",
+            "sudo mesh-guard uninstall claude --scope managed",
+            "mesh-guard install claude --scope project",
+            "nohup mesh-guard catalog compile",
+            "sh -c 'mesh-guard audit prune --before 1d'",
+            "echo 'audit prune --before 1d' | xargs mesh-guard",
+            "G=$(command -v mesh-guard); \"$G\" audit prune --before 1d",
+            "mesh-guard \"$SUB\" --before 1d",
+        ],
+    );
+    let (_, message) = home.hook("mesh-guard audit prune --before 1d");
+    assert!(message.contains("Ask the operator"), "{message}");
+    assert!(message.contains("mesh-guard audit prune"), "{message}");
+    assert_passed(
+        &home,
+        &[
+            "mesh-guard check 'ssh atlas uptime'",
+            "mesh-guard check -- mesh-guard audit prune",
+            "mesh-guard search journalctl -u mesh-controller",
+            "mesh-guard audit --since 1h --format json",
+            "mesh-guard audit --session prune",
+            "mesh-guard audit verify",
+            "mesh-guard audit export --format jsonl --after 3",
+            "mesh-guard doctor --json",
+            "mesh-guard test policy.toml",
+            "mesh-guard catalog check",
+            "mesh-guard instead-of",
+        ],
+    );
+}

@@ -264,6 +264,7 @@ impl Guard<'_> {
                 command_written: cx.command.written.clone(),
                 carried: cx.carried.clone(),
                 speculative: walk.speculative > 0,
+                route: false,
             });
         }
         for source in route.commands {

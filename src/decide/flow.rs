@@ -28,6 +28,15 @@ impl Walk {
         }
         if (command.feeds || writes_file) && !is_compose(&command.words) {
             self.flows.extend(command.words.iter().cloned());
+            // `printf 'desk\0db\0'`: an escape in a word it prints separates what it names.
+            self.flows.extend(
+                command
+                    .words
+                    .iter()
+                    .skip(1)
+                    .filter(|w| w.contains('\\'))
+                    .map(|w| escapes_as_blanks(w)),
+            );
         }
     }
 }
@@ -47,6 +56,33 @@ pub(super) fn own_words(c: &Candidate) -> &[String] {
     (0..words.len())
         .find(|&at| words[at..] == inner[..])
         .map_or(words, |at| &words[..at])
+}
+
+/// `desk\0db\n` → `desk  db `: each backslash escape (`\0`, `\n`, `\x41`, `\101`) a blank.
+fn escapes_as_blanks(word: &str) -> String {
+    let mut out = String::with_capacity(word.len());
+    let mut chars = word.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        out.push(' ');
+        match chars.next() {
+            Some('x') => {
+                for _ in 0..2 {
+                    chars.next_if(char::is_ascii_hexdigit);
+                }
+            }
+            Some(d) if d.is_digit(8) => {
+                for _ in 0..3 {
+                    chars.next_if(|c| c.is_digit(8));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Builtins that assign what their arguments say to variables (`printf -v h '%s' x`,

@@ -10,7 +10,10 @@ impl Guard<'_> {
     /// The guard's own catalog, rules, record and plugin are not the agent's to change,
     /// nor may an agent it starts run without the guard.
     pub(super) fn self_protection(&self, command: &Command, walk: &Walk) -> Option<Refusal> {
-        if let Some(why) = self.agent_without_guard(command, walk) {
+        if let Some(why) = self
+            .agent_without_guard(command, walk)
+            .or_else(|| self.guard_subcommand(&command.words))
+        {
             return Some(Refusal {
                 target: "mesh-guard".into(),
                 ..Refusal::plain(Rule::SelfProtection, &self.shown(command), why)

@@ -43,7 +43,10 @@ impl Guard<'_> {
     }
 
     /// With the catalog: the first candidate that reaches the mesh is refused.
-    pub(super) fn judge(&self, catalog: &Catalog, source: &str, walk: Walk) -> Decision {
+    pub(super) fn judge(&self, catalog: &Catalog, source: &str, mut walk: Walk) -> Decision {
+        // A route's selection (`docker context use X`) is refused after the commands that use
+        // it: theirs is the work a mesh tool replaces.
+        walk.candidates.sort_by_key(|c| c.route);
         let mut forge = None;
         let mut unknown = None;
         for c in &walk.candidates {

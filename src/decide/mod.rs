@@ -8,7 +8,9 @@ mod agents;
 mod arguments;
 mod carried;
 mod disk;
+mod engine_order;
 mod flow;
+mod guard_cli;
 mod guard_files;
 mod judge;
 mod overrides;
@@ -114,6 +116,8 @@ pub enum Why {
     AgentWithoutSettings,
     /// It starts an agent with its hooks configured away.
     AgentHooksAway,
+    /// It runs one of the guard's own subcommands that are the operator's (`audit prune`).
+    GuardSubcommand(String),
     /// It opens the guard's audit record with another client.
     OpensRecord,
     /// It changes the guard's own files or the agent's hook settings.
@@ -213,11 +217,16 @@ struct Candidate {
     /// Found among another program's arguments (`pkexec ssh atlas`): it counts only if it
     /// reaches the mesh, never for what it leaves unknown.
     speculative: bool,
+    /// It only selects a route later commands use (`docker context use X`): the commands
+    /// that use it are refused first, for their tools.
+    route: bool,
 }
 
 #[derive(Default)]
 struct Walk {
     candidates: Vec<Candidate>,
+    /// The docker context the command has selected so far (`docker context use X`).
+    engine_context: Option<String>,
     unknown_programs: Vec<Vec<String>>,
     unparsable: Vec<String>,
     /// Every word met, for "does the command name a mesh object".

@@ -12,6 +12,7 @@ impl Guard<'_> {
         };
         let mut program = base_name(first);
         let mut args: Vec<String> = command.words[1..].to_vec();
+        let mut script = None;
         let spec = match self.rules.program(program) {
             Some(spec) => spec,
             // `/etc/init.d/nginx restart`: a script of a directory the rules name (`DIR/*`)
@@ -22,6 +23,7 @@ impl Guard<'_> {
                         return;
                     };
                     args.insert(0, program.to_string());
+                    script = Some(program.to_string());
                     program = spec.same_as.first().map_or(program, String::as_str);
                     spec
                 }
@@ -42,10 +44,20 @@ impl Guard<'_> {
             // Aliases of one program rank and read as the family's: `nerdctl` is `docker`.
             None => (spec, spec.names.first().cloned().unwrap_or_default()),
         };
-        let family = match self.rules.program(program) {
+        let mut family = match self.rules.program(program) {
             Some(alias) if !alias.same_as.is_empty() => alias.same_as.clone(),
+            // Another client of a protocol that carries a remote command (`dbclient`,
+            // `plink`: over ssh, as their rules say) ranks as the protocol's own program.
+            _ if spec.over != name
+                && self.rules.program(&spec.over).is_some()
+                && spec.operands.iter().any(|o| o.role == Role::RemoteCommand) =>
+            {
+                vec![spec.over.clone()]
+            }
             _ => spec.names.first().cloned().into_iter().collect(),
         };
+        // `/etc/init.d/nginx reload` ranks as `service nginx reload`.
+        family.extend(script);
         let context = Context {
             command,
             over: spec.over.clone(),
@@ -273,6 +285,7 @@ impl Guard<'_> {
             user: cx.user.clone(),
             carried: cx.carried.clone(),
             speculative: walk.speculative > 0,
+            route: false,
         });
     }
 }

@@ -64,16 +64,25 @@ impl Guard<'_> {
                             .override_attempt(&command)
                             .or_else(|| self.self_protection(&command, walk));
                     }
+                    let mut command = command;
+                    let selects = self.engine_context(&mut command, walk);
                     let command = self.with_disk(command, walk);
                     self.startup_definition(&command, walk);
                     self.note_links(&command, walk);
                     self.transports(&command, walk);
+                    let before = walk.candidates.len();
                     self.invocation(&command, walk);
+                    for c in walk.candidates[before..].iter_mut() {
+                        c.route |= selects;
+                    }
                     self.arguments_run(&command, walk);
                 }
                 // `$X ssh atlas`, a crontab line's `*/5 * * * * ssh atlas`: whatever the
                 // program is, a guarded program among its words may run.
                 Step::UnknownProgram(command) => {
+                    if walk.refusal.is_none() {
+                        walk.refusal = self.unknown_guard_subcommand(&command);
+                    }
                     self.arguments_run(&command, walk);
                     if walk.speculative == 0 {
                         walk.unknown_programs.push(command.words);

@@ -33,14 +33,20 @@ pub fn forms(refusal: &Refusal, machine: Option<&str>) -> Vec<Vec<String>> {
             forms.push(form);
         }
     }
-    // `service UNIT VERB`: systemctl's grammar is `systemctl VERB UNIT`.
-    if program == "service"
-        && let [_, unit, verb, rest @ ..] = words.as_slice()
-    {
-        let mut systemctl = vec!["systemctl".to_string(), verb.clone(), unit.clone()];
-        systemctl.extend(rest.iter().cloned());
-        forms.push(systemctl);
-    }
+    // `service UNIT VERB` (or a family form of it, `/etc/init.d/UNIT VERB`): systemctl's
+    // grammar is `systemctl VERB UNIT`.
+    let services: Vec<Vec<String>> = forms
+        .iter()
+        .filter_map(|form| match form.as_slice() {
+            [service, unit, verb, rest @ ..] if base_name(service) == "service" => {
+                let mut systemctl = vec!["systemctl".to_string(), verb.clone(), unit.clone()];
+                systemctl.extend(rest.iter().cloned());
+                Some(systemctl)
+            }
+            _ => None,
+        })
+        .collect();
+    forms.extend(services);
     let family = refusal.family.first().map_or(program, String::as_str);
     let remote = REMOTE_SHELLS.contains(&program) || REMOTE_SHELLS.contains(&family);
     let runs: Vec<Vec<String>> = if refusal.runs.is_empty() && !refusal.inner.is_empty() {

@@ -28,6 +28,9 @@ pub fn clause(why: &Why) -> String {
             operators("it starts an agent without the settings that hold the guard's hooks")
         }
         Why::AgentHooksAway => operators("it starts an agent with its hooks configured away"),
+        Why::GuardSubcommand(subcommand) => operators(&format!(
+            "it runs `mesh-guard {subcommand}`, which destroys or rewrites the guard's record or changes how the guard is installed"
+        )),
         Why::OpensRecord => {
             "it opens the guard's audit record with another client; those are the operator's".into()
         }

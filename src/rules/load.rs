@@ -41,6 +41,7 @@ pub(crate) struct Tables {
     pub(crate) environment_setters: Vec<String>,
     pub(crate) writers: HashMap<String, Rc<Writer>>,
     pub(crate) agents: HashMap<String, Rc<Agent>>,
+    pub(crate) guard_clis: HashMap<String, Rc<GuardCli>>,
     pub(crate) arguments: HashMap<String, Rc<Arguments>>,
 }
 
@@ -64,6 +65,7 @@ impl Tables {
         by_name(&mut self.interpreters, file.interpreter, |i| &i.names);
         by_name(&mut self.writers, file.writer, |w| &w.names);
         by_name(&mut self.agents, file.agent, |a| &a.names);
+        by_name(&mut self.guard_clis, file.guard_cli, |g| &g.names);
         by_name(&mut self.arguments, file.arguments, |a| &a.names);
         for c in file.command_env {
             self.command_env.extend(c.names);
@@ -97,6 +99,7 @@ pub(crate) enum Kind {
     EnvironmentSetter,
     Writer,
     Agent,
+    GuardCli,
     Arguments,
 }
 
@@ -112,6 +115,7 @@ impl Kind {
             Kind::EnvironmentSetter => "environment_setter",
             Kind::Writer => "writer",
             Kind::Agent => "agent",
+            Kind::GuardCli => "guard_cli",
             Kind::Arguments => "arguments",
         }
     }

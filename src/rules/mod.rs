@@ -167,6 +167,22 @@ impl Rules {
         self.lookup(Kind::Agent, name, |t| &t.agents)
     }
 
+    /// The guard's own command line, by program name.
+    pub fn guard_cli(&self, name: &str) -> Option<&GuardCli> {
+        self.lookup(Kind::GuardCli, name, |t| &t.guard_clis)
+    }
+
+    /// Every definition of the guard's command line, for a program word that cannot be
+    /// known (`"$G" audit prune`): whichever it is, its refused subcommands are.
+    pub fn guard_clis(&self) -> Vec<&GuardCli> {
+        let built_in = names::NAMES
+            .iter()
+            .filter(|(kind, _, _)| *kind == Kind::GuardCli.key())
+            .filter_map(|(_, name, _)| self.guard_cli(name));
+        let extra = self.extra.guard_clis.values().map(Rc::as_ref);
+        built_in.chain(extra).collect()
+    }
+
     /// What a program does with its argument words (data, or code on its input).
     pub fn arguments(&self, name: &str) -> Option<&Arguments> {
         self.lookup(Kind::Arguments, name, |t| &t.arguments)

@@ -281,6 +281,23 @@ pub struct Agent {
     pub config_env: Vec<String>,
 }
 
+/// The guard's own command line: the subcommands an agent may not run, because they
+/// destroy or rewrite the record or change how the guard is installed.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuardCli {
+    /// Its program names.
+    pub names: Vec<String>,
+    /// Options that take the next word as their value (`--db PATH`): skipped with it when
+    /// the subcommand is read.
+    #[serde(default)]
+    pub value_options: Vec<String>,
+    /// Subcommands an agent may not run, as words in order (`audit prune`): the first is
+    /// the subcommand, the rest may have options between them.
+    #[serde(default)]
+    pub refused: Vec<String>,
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RulesFile {
@@ -298,6 +315,8 @@ pub(crate) struct RulesFile {
     pub(crate) writer: Vec<Writer>,
     #[serde(default)]
     pub(crate) agent: Vec<Agent>,
+    #[serde(default)]
+    pub(crate) guard_cli: Vec<GuardCli>,
     #[serde(default)]
     pub(crate) declaration: Vec<Declaration>,
     #[serde(default)]

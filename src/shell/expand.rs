@@ -172,9 +172,12 @@ impl Walker<'_> {
                     append(pieces, &path);
                 }
                 WordPart::ArithmeticExpansion {
+                    expression,
+                    expression_ast,
                     expression_word_ast,
                     ..
                 } => {
+                    self.misread_arithmetic(expression, expression_ast.is_some());
                     let value = self.arithmetic(expression_word_ast);
                     self.append_values(pieces, vec![value], quoted);
                 }
@@ -376,9 +379,12 @@ impl Walker<'_> {
                     text.push_str(&value);
                 }
                 HeredocBodyPart::ArithmeticExpansion {
+                    expression,
+                    expression_ast,
                     expression_word_ast,
                     ..
                 } => {
+                    self.misread_arithmetic(expression, expression_ast.is_some());
                     self.fields(expression_word_ast);
                     text.push(UNKNOWN);
                 }

@@ -95,8 +95,14 @@ pub fn parse(
     if let Some(error) = result.terminal_error {
         return Err(ParseError(error.to_string()));
     }
-    if result.status == shuck_parser::parser::ParseStatus::Fatal {
-        return Err(ParseError("the command is not valid bash".into()));
+    // A recovered parse skipped text it did not understand: `(a=(x)); ssh db` comes back
+    // with no command at all. What was skipped may run, so the source is not walked.
+    if result.status != shuck_parser::parser::ParseStatus::Clean {
+        let why = result.diagnostics.first().map_or_else(
+            || "the command is not valid bash".to_string(),
+            |d| d.message.clone(),
+        );
+        return Err(ParseError(why));
     }
     let mut walker = walk::Walker::new(source, depth, inherited.clone());
     walker.seq(&result.file.body);
@@ -186,5 +192,14 @@ mod tests {
             programs,
             ["ssh", "x", "y", "z", "q", "r", "c", "s", "t", "u", "v"]
         );
+    }
+
+    #[test]
+    fn a_parse_that_skipped_text_is_no_parse() {
+        // shuck recovers from `))` by dropping every command of the source.
+        for source in ["(a=(x)); ssh atlas", "ssh atlas; (a=(x))"] {
+            assert!(parse(source, 0, &HashMap::new()).is_err(), "{source}");
+        }
+        assert!(parse("( a=(x) ); ssh atlas", 0, &HashMap::new()).is_ok());
     }
 }

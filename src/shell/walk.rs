@@ -209,6 +209,14 @@ impl<'s> Walker<'s> {
             [.., last] if last_stage => output_of(last),
             _ => Stdin::Unknown,
         };
+        // Output that cannot be known may still become the next command's words (`| xargs
+        // ssh`): what the left side names can flow into them.
+        if output == Stdin::Unknown {
+            let from = start.min(self.commands.len());
+            for command in self.commands[from..].iter_mut() {
+                command.feeds = true;
+            }
+        }
         self.next_stdin = Some(output);
         self.stmt(right);
     }
@@ -277,6 +285,10 @@ impl<'s> Walker<'s> {
                 self.joined(&c.word);
                 self.uncertain(|w| {
                     for item in &c.cases {
+                        // Patterns are expanded, substitutions and all, until one matches.
+                        for pattern in &item.patterns {
+                            w.pattern(pattern);
+                        }
                         w.seq(&item.body);
                     }
                 });
@@ -350,7 +362,11 @@ impl<'s> Walker<'s> {
             ConditionalExpr::Word(w) | ConditionalExpr::Regex(w) => {
                 self.joined(w);
             }
-            ConditionalExpr::Pattern(_) | ConditionalExpr::VarRef(_) => {}
+            // A pattern's substitutions run: `[[ x == $(ssh db) ]]`.
+            ConditionalExpr::Pattern(p) => {
+                self.pattern(p);
+            }
+            ConditionalExpr::VarRef(_) => {}
         }
     }
 

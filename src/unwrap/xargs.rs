@@ -168,6 +168,11 @@ fn xargs_items(command: &Command, scanned: &[Arg], reads_file: bool, whole_lines
         }),
         _ => None,
     });
+    // With `-0` a NUL in the text cannot be told from a part that cannot be known (the walk
+    // marks those with NUL): the items are unknown, not split away into nothing.
+    if delimiter == Some('\0') && text.contains(UNKNOWN) {
+        return Items::Unknown;
+    }
     let lines: Vec<Vec<String>> = match delimiter {
         Some(d) => text
             .split(d)

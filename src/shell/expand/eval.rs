@@ -60,8 +60,14 @@ impl Walker<'_> {
                 PatternPart::AnyString => out.push(Part::Bare("*".into())),
                 PatternPart::AnyChar => out.push(Part::Bare("?".into())),
                 PatternPart::CharClass(class) => out.push(Part::Bare(class.slice(self.src).into())),
-                // extglob groups depend on a shell option: unknown.
-                PatternPart::Group { .. } => out.push(Part::Unknown),
+                // extglob groups depend on a shell option: unknown, but their
+                // substitutions run all the same (`@($(ssh db))`).
+                PatternPart::Group { patterns, .. } => {
+                    for inner in patterns {
+                        self.pattern(inner);
+                    }
+                    out.push(Part::Unknown);
+                }
                 PatternPart::Word(word) => out.extend(self.pattern_word(word)),
             }
         }
@@ -133,6 +139,14 @@ impl Walker<'_> {
     }
 
     /// `$(( … ))`: its value, and the variables it sets take theirs.
+    /// bash reads `$((ssh db) )` as `$( (ssh db) )`: an arithmetic expansion that does not
+    /// parse and holds a parenthesis may be commands bash runs, so the walk is incomplete.
+    pub(crate) fn misread_arithmetic(&mut self, expression: &shuck_ast::SourceText, parsed: bool) {
+        if !parsed && expression.slice(self.src).contains(['(', ')']) {
+            self.incomplete = Some("an arithmetic expansion could not be read".into());
+        }
+    }
+
     pub(crate) fn arithmetic(&mut self, expression: &Word) -> String {
         let texts = self.joined(expression);
         let [text] = texts.as_slice() else {

@@ -1,0 +1,70 @@
+//! Self-protection: the guard's own subcommands that destroy or rewrite its record or change
+//! its install are the operator's (`rules/self.toml`'s `[[guard_cli]]`).
+
+use super::{Guard, Refusal, Rule, Why};
+use crate::argv::base_name;
+use crate::rules::GuardCli;
+use crate::shell::{Command, UNKNOWN, is_known};
+
+impl Guard<'_> {
+    /// The refused subcommand `words` (program first) run of the guard's own command line.
+    pub(super) fn guard_subcommand(&self, words: &[String]) -> Option<Why> {
+        let (program, args) = words.split_first()?;
+        let cli = self.rules.guard_cli(base_name(program))?;
+        refused_subcommand(cli, args, true).map(Why::GuardSubcommand)
+    }
+
+    /// A program word that cannot be known may be the guard's binary (`"$G" audit prune`):
+    /// its arguments are read as the guard's would be.
+    pub(super) fn unknown_guard_subcommand(&self, command: &Command) -> Option<Refusal> {
+        let args = command.words.get(1..)?;
+        let subcommand = self
+            .rules
+            .guard_clis()
+            .into_iter()
+            .find_map(|cli| refused_subcommand(cli, args, false))?;
+        Some(Refusal {
+            target: "mesh-guard".into(),
+            ..Refusal::plain(
+                Rule::SelfProtection,
+                &self.shown(command),
+                Why::GuardSubcommand(subcommand),
+            )
+        })
+    }
+}
+
+/// The refused subcommand `args` name, as written in the rules: its first word is the
+/// first operand, its other words follow in order. Where the program is the guard's, an
+/// operand that cannot be known may be any subcommand (`unknown_counts`); where the program
+/// itself is unknown, only words that spell a refused subcommand count (`"$EDITOR" "$F"`
+/// is no guard command).
+fn refused_subcommand(cli: &GuardCli, args: &[String], unknown_counts: bool) -> Option<String> {
+    let mut operands = Vec::new();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word.starts_with('-') && !word.contains(UNKNOWN) {
+            if cli.value_options.contains(word) {
+                words.next();
+            }
+            continue;
+        }
+        operands.push(word.as_str());
+    }
+    let first = operands.first()?;
+    if !is_known(first) {
+        return unknown_counts
+            .then(|| cli.refused.first().cloned())
+            .flatten();
+    }
+    cli.refused
+        .iter()
+        .find(|shape| {
+            let mut shape = shape.split_whitespace();
+            shape.next() == Some(*first) && {
+                let mut rest = operands[1..].iter();
+                shape.all(|w| rest.any(|o| o == &w || (unknown_counts && !is_known(o))))
+            }
+        })
+        .cloned()
+}
