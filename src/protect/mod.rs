@@ -57,6 +57,12 @@ impl Protected {
         }
     }
 
+    /// Whether any decision has looked at the guard's files yet (all go through
+    /// `all_paths`): what a command writes was compared with them.
+    pub fn consulted(&self) -> bool {
+        self.real.get().is_some()
+    }
+
     fn all_paths(&self) -> &[PathBuf] {
         self.real.get_or_init(|| {
             let mut all = self.paths.clone();
