@@ -14,29 +14,32 @@ mod schema;
 #[path = "src/rules/validate.rs"]
 mod validate;
 
-/// The names a rules file defines, as `(kind, name)`, so the hook can tell which file to
-/// read for a program without reading any.
-fn names(value: &toml::Value) -> Vec<(String, String)> {
+/// The kinds of rules table, in the order of `rules::Kind`.
+const KINDS: [&str; 11] = [
+    "program",
+    "wrapper",
+    "shell",
+    "interpreter",
+    "command_env",
+    "declaration",
+    "environment_setter",
+    "writer",
+    "agent",
+    "guard_cli",
+    "arguments",
+];
+
+/// The entries a rules file defines, as `(kind, names, the entry as JSON)`, so the hook can
+/// find and read the one entry a name needs without reading the rest (decision 0030).
+fn entries(value: &toml::Value) -> Vec<(usize, Vec<String>, String)> {
     let mut out = Vec::new();
-    for kind in [
-        "program",
-        "wrapper",
-        "shell",
-        "interpreter",
-        "command_env",
-        "declaration",
-        "environment_setter",
-        "writer",
-        "agent",
-        "guard_cli",
-        "arguments",
-    ] {
-        let entries = value.get(kind).and_then(toml::Value::as_array);
+    for (kind, key) in KINDS.iter().enumerate() {
+        let entries = value.get(key).and_then(toml::Value::as_array);
         for entry in entries.into_iter().flatten() {
             let list = entry.get("names").and_then(toml::Value::as_array);
-            for name in list.into_iter().flatten().filter_map(toml::Value::as_str) {
-                out.push((kind.to_string(), name.to_string()));
-            }
+            let names = list.into_iter().flatten().filter_map(toml::Value::as_str);
+            let json = serde_json::to_string(entry).expect("TOML values are JSON values");
+            out.push((kind, names.map(String::from).collect(), json));
         }
     }
     out
@@ -110,9 +113,11 @@ fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     link_static(&out);
     println!("cargo:rerun-if-changed=rules");
-    // (kind, name) → index of the last file that defines it: a later file's definition wins.
+    // (kind, name) → the last entry (in `ENTRIES`) that defines it: a later definition
+    // wins, as when whole files are merged.
     let mut index = std::collections::BTreeMap::new();
-    for (file, name) in [
+    let mut all_entries: Vec<String> = Vec::new();
+    for name in [
         "ssh",
         "docker",
         "systemd",
@@ -121,10 +126,7 @@ fn main() {
         "interpreters",
         "self",
         "arguments",
-    ]
-    .into_iter()
-    .enumerate()
-    {
+    ] {
         let path = format!("rules/{name}.toml");
         println!("cargo:rerun-if-changed={path}");
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -133,19 +135,35 @@ fn main() {
         }
         let value: toml::Value = toml::from_str(&text).expect("checked above");
         let json = serde_json::to_string(&value).expect("TOML values are JSON values");
-        let names = names(&value);
         std::fs::write(out.join(format!("{name}.json")), json).expect("OUT_DIR is writable");
-        for key in names {
-            index.insert(key, file);
+        for (kind, names, entry) in entries(&value) {
+            for name in names {
+                index.insert((kind, name), all_entries.len());
+            }
+            all_entries.push(entry);
         }
     }
-    // A sorted table the hook binary-searches: no start-up cost at all.
+    // One sorted table per kind, which the hook binary-searches: no start-up cost at all.
     let mut table = String::from(
-        "/// (kind, name, built-in file) sorted by kind and name; made by build.rs.\n",
+        "/// Per kind (`rules::Kind` order): (name, entry) sorted by name; made by build.rs.\n",
     );
-    table.push_str("pub(crate) static NAMES: &[(&str, &str, usize)] = &[\n");
-    for ((kind, name), file) in &index {
-        table.push_str(&format!("    ({kind:?}, {name:?}, {file}),\n"));
+    table.push_str(&format!(
+        "pub(crate) static NAMES: [&[(&str, usize)]; {}] = [\n",
+        KINDS.len()
+    ));
+    for kind in 0..KINDS.len() {
+        table.push_str("    &[\n");
+        for ((_, name), entry) in index.range((kind, String::new())..(kind + 1, String::new())) {
+            table.push_str(&format!("        ({name:?}, {entry}),\n"));
+        }
+        table.push_str("    ],\n");
+    }
+    table.push_str("];\n");
+    table
+        .push_str("/// Each built-in entry as JSON, read on its own when a name first needs it.\n");
+    table.push_str("pub(crate) static ENTRIES: &[&str] = &[\n");
+    for entry in &all_entries {
+        table.push_str(&format!("    {entry:?},\n"));
     }
     table.push_str("];\n");
     std::fs::write(out.join("names.rs"), table).expect("OUT_DIR is writable");

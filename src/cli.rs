@@ -4,6 +4,8 @@ use crate::hook::AgentChoice;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+mod hook_argv;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "mesh-guard",
@@ -220,6 +222,27 @@ const UNUSED_GLOBALS: [(&str, &[&str]); 5] = [
 impl Args {
     /// The command line, with help that lists only the options each subcommand reads.
     pub fn parse_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> Args {
+        let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+        if let Some(hook) = Args::parse_hook(&args, |name| std::env::var_os(name)) {
+            return hook;
+        }
+        Args::try_parse_args(args).unwrap_or_else(|e| e.exit())
+    }
+
+    /// The hook's plain command lines (`args` with the program's name; `var`, the
+    /// environment), read as clap reads them but without building its command tree;
+    /// `None` for anything else, which clap reads (decision 0030).
+    pub fn parse_hook(
+        args: &[std::ffi::OsString],
+        var: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Option<Args> {
+        hook_argv::parse(args, var)
+    }
+
+    /// The command line as clap reads it (`args` with the program's name), or its error.
+    pub fn try_parse_args(
+        args: impl IntoIterator<Item = std::ffi::OsString>,
+    ) -> Result<Args, clap::Error> {
         let mut cmd = Args::command();
         for (sub, unused) in UNUSED_GLOBALS {
             for id in unused {
@@ -230,8 +253,8 @@ impl Args {
                 cmd = cmd.mut_subcommand(sub, |s| s.arg(global.global(false).hide(true)));
             }
         }
-        let matches = cmd.get_matches_from(args);
-        Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+        let matches = cmd.try_get_matches_from(args)?;
+        Args::from_arg_matches(&matches)
     }
 }
 

@@ -17,12 +17,14 @@ fn project_dirs() -> Option<directories::ProjectDirs> {
 impl Paths {
     /// `flag` wins over `env`, which wins over the platform default.
     pub fn resolve(catalog: Option<PathBuf>, db: Option<PathBuf>, rules: Option<PathBuf>) -> Paths {
-        let dirs = project_dirs();
-        let catalog = catalog.unwrap_or_else(|| match &dirs {
+        // Asked only for a default: the platform's directories cost a hook call otherwise.
+        let dirs = std::cell::OnceCell::new();
+        let dirs = || dirs.get_or_init(project_dirs);
+        let catalog = catalog.unwrap_or_else(|| match dirs() {
             Some(d) => d.config_dir().join("catalog.toml"),
             None => PathBuf::from("catalog.toml"),
         });
-        let db = db.unwrap_or_else(|| match &dirs {
+        let db = db.unwrap_or_else(|| match dirs() {
             Some(d) => d.data_dir().join("audit.db"),
             None => PathBuf::from("audit.db"),
         });
@@ -67,8 +69,18 @@ impl Paths {
     }
 
     /// The files an agent may not change: the catalog, the rules, the record and the
-    /// plugin that runs the guard.
+    /// plugin that runs the guard. Listed when a command first writes a file.
     pub fn protected(&self, cwd: Option<PathBuf>) -> Protected {
+        let home = crate::io::var_os("HOME").map(PathBuf::from);
+        let disk = crate::ondisk::disk::OnDisk::new(home.as_deref());
+        let (paths, at, home_dir) = (self.clone(), cwd.clone(), home.clone());
+        let mut protected = Protected::new(Vec::new(), cwd, home)
+            .listed_when_needed(move || paths.guard_files(at.as_ref(), home_dir.as_ref()));
+        protected.disk = Some(std::rc::Rc::new(disk));
+        protected
+    }
+
+    fn guard_files(&self, cwd: Option<&PathBuf>, home: Option<&PathBuf>) -> Vec<PathBuf> {
         // The cache decides like the catalog does, so it is as much the operator's.
         let mut paths = vec![
             absolute(&self.catalog),
@@ -89,7 +101,6 @@ impl Paths {
         // The agents' own hook settings and plugins (the binary is added when first needed):
         // the user's, and the project's at the working directory and every directory above
         // it (the project root may be any of them).
-        let home = crate::io::var_os("HOME").map(PathBuf::from);
         let var = |name: &str| {
             crate::io::var_os(name)
                 .filter(|v| !v.is_empty())
@@ -100,7 +111,7 @@ impl Paths {
             .flat_map(|c| c.ancestors().map(PathBuf::from))
             .chain(var("CLAUDE_PROJECT_DIR"))
             .collect();
-        for base in home.iter().chain(project_dirs.iter()) {
+        for base in home.into_iter().chain(project_dirs.iter()) {
             for file in AGENT_HOOK_FILES {
                 paths.push(base.join(file));
             }
@@ -113,11 +124,7 @@ impl Paths {
                 .flat_map(|d| [d.join("hooks.json"), d.join("config.toml")]),
         );
         paths.extend(var("COPILOT_HOME").map(|d| d.join("hooks")));
-        // Links are followed, and the binary added, when a command first writes a file.
-        let disk = crate::ondisk::disk::OnDisk::new(home.as_deref());
-        let mut protected = Protected::new(paths, cwd, home);
-        protected.disk = Some(std::rc::Rc::new(disk));
-        protected
+        paths
     }
 }
 

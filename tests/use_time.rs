@@ -342,3 +342,58 @@ fn the_launcher_refuses_a_mesh_guard_bin_set_by_a_settings_file() {
     assert!(!text.contains("FAKE-RAN"), "the planted binary ran: {text}");
     assert!(text.contains("settings.local.json"), "{text}");
 }
+
+/// Decision 0031: the catalog's and the record's variables are checked when what they name
+/// is about to be used. A planted file that any scan would find proves which calls scan:
+/// a command that needs neither passes without looking (no file of the scan is read, or
+/// the planted one would refuse it), and every use still refuses.
+#[test]
+fn a_planted_catalog_or_record_is_refused_when_used_and_costs_a_plain_command_nothing() {
+    let s = Setup::new("ut-deferred");
+    let empty = s.write("empty.toml", "version = 1\n");
+    let fake_db = s.dir.path("fake.db");
+    let (empty_text, fake_text) = (empty.to_string_lossy(), fake_db.to_string_lossy());
+    s.write(
+        "project/.claude/settings.local.json",
+        &format!(r#"{{"env":{{"MESH_GUARD_CATALOG":"{empty_text}"}}}}"#),
+    );
+    let catalog = [("MESH_GUARD_CATALOG", &*empty_text)];
+    for command in [
+        "ls -la",
+        "true",
+        "cargo build --release 2>&1 | tail -n 20 && git status --short",
+    ] {
+        let out = s.bash(command, &catalog);
+        assert_eq!(out.code, 0, "{command}: {}", out.stderr);
+        assert!(out.stdout.is_empty(), "{command}: a pass says nothing");
+    }
+    assert!(rows(&s.db()).is_empty(), "nothing recorded for a pass");
+    // Needs the catalog: refused, and recorded as an attempt where the operator looks.
+    let out = s.bash("ssh atlas uptime", &catalog);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(claude_denial(&out.stdout).contains("MESH_GUARD_CATALOG"));
+    // Writes a file: the list of the guard's files, which names the catalog, decides
+    // whether it is one of them, so the variable is checked even for a harmless path.
+    for command in ["rm -rf build/", "rm -rf ~/.local/share/mesh-guard"] {
+        let out = s.bash(command, &catalog);
+        assert_eq!(out.code, 2, "{command}: {}", out.stderr);
+        assert!(claude_denial(&out.stdout).contains("MESH_GUARD_CATALOG"));
+    }
+    let kinds: Vec<String> = rows(&s.db()).into_iter().map(|r| r.0).collect();
+    assert_eq!(kinds, ["override-attempt"; 3]);
+
+    // A planted record: a plain command passes; a refusal is not written where it says.
+    let s = Setup::new("ut-deferred-db");
+    s.write(
+        "home/.claude/settings.json",
+        &format!(r#"{{"env":{{"MESH_GUARD_DB":"{fake_text}"}}}}"#),
+    );
+    let record = [("MESH_GUARD_DB", &*fake_text)];
+    assert_eq!(s.bash("ls -la", &record).code, 0);
+    let out = s.bash("echo '{}' > ~/.claude/settings.json", &record);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(claude_denial(&out.stdout).contains("MESH_GUARD_DB"));
+    assert!(!fake_db.exists(), "the agent's record is not the record");
+    let real = s.home().join(".local/share/mesh-guard/audit.db");
+    assert_eq!(rows(&real).len(), 1, "recorded where the operator looks");
+}

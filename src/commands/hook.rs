@@ -26,14 +26,20 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
         Err(why) => return refuse(fallback_agent, &fail_closed(&why), None),
     };
     // Decision 0008: a guard variable that a file the agent can write also sets is not
-    // the operator's, and nothing is decided under it. Only read when one is present.
-    if !matches!(event.action, Action::Other) {
-        let cwd = Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute());
-        if let Some(planted) =
-            crate::protect::usetime::find(&crate::protect::usetime::PATH_VARIABLES, cwd.as_deref())
-        {
-            return crate::session::answer_planted(paths, &event, &planted);
-        }
+    // the operator's, and nothing is decided under it. Only read when one is present. A
+    // shell command's catalog and record variables are checked when they are about to be
+    // used (decision 0031): most commands need neither.
+    let deferred = std::rc::Rc::new(Deferred {
+        cwd: Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute()),
+        found: std::cell::OnceCell::new(),
+    });
+    let up_front: &[&'static str] = match event.action {
+        Action::Shell { .. } => &crate::protect::usetime::UP_FRONT_VARIABLES,
+        Action::WriteFile { .. } => &crate::protect::usetime::PATH_VARIABLES,
+        Action::Other => &[],
+    };
+    if let Some(planted) = crate::protect::usetime::find(up_front, deferred.cwd.as_deref()) {
+        return crate::session::answer_planted(paths, &event, &planted);
     }
     let rules = match load_rules(paths) {
         Ok(rules) => rules,
@@ -48,11 +54,15 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
                 &shown,
                 Why::Broken(crate::decide::Broken::Rules(error.first_problem())),
             );
+            if let Some(planted) = deferred.planted() {
+                return crate::session::answer_planted(paths, &event, planted);
+            }
             let message = message::render(&refusal, &[]);
             return crate::session::answer_refusal(paths, &event, &refusal, &[], &message);
         }
     };
-    let catalog = paths.lazy_catalog();
+    let gate = std::rc::Rc::clone(&deferred);
+    let catalog = paths.lazy_catalog().gated(move || gate.planted().is_none());
     let cwd = Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute());
     let command = match &event.action {
         Action::Shell { command } => command.clone(),
@@ -68,6 +78,14 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
         Action::Other => return exit::OK,
     };
     let outcome = decide(paths, &rules, &catalog, &command, cwd);
+    // The catalog was about to be read (the gate looked), the guard's files decided, or a
+    // row is about to be written: the variables that name them are checked now.
+    let used = deferred.found.get().is_some()
+        || outcome.consulted_guard_files
+        || matches!(outcome.decision, Decision::Refuse(_));
+    if let Some(planted) = used.then(|| deferred.planted()).flatten() {
+        return crate::session::answer_planted(paths, &event, planted);
+    }
     match &outcome.decision {
         Decision::Pass(_) => exit::OK,
         Decision::Refuse(refusal) => crate::session::answer_refusal(
@@ -77,6 +95,26 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
             &outcome.instead,
             &message_for(&outcome, hints),
         ),
+    }
+}
+
+/// The use-time check of the catalog's and the record's variables, made once, when first
+/// asked (decision 0031).
+struct Deferred {
+    cwd: Option<PathBuf>,
+    found: std::cell::OnceCell<Option<crate::protect::usetime::Planted>>,
+}
+
+impl Deferred {
+    fn planted(&self) -> Option<&crate::protect::usetime::Planted> {
+        self.found
+            .get_or_init(|| {
+                crate::protect::usetime::find(
+                    &crate::protect::usetime::DEFERRED_VARIABLES,
+                    self.cwd.as_deref(),
+                )
+            })
+            .as_ref()
     }
 }
 

@@ -19,7 +19,7 @@ impl Guard<'_> {
                 ..Refusal::plain(Rule::SelfProtection, &self.shown(command), why)
             });
         }
-        if self.protected.paths.is_empty() {
+        if self.protected.guards_nothing() {
             return None;
         }
         let program = command.words.first().map(|p| base_name(p)).unwrap_or("");

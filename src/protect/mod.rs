@@ -38,6 +38,19 @@ pub struct Protected {
     /// What the command will read from disk (scripts, the container engine's endpoint),
     /// asked only for a guarded program; `None` where no disk is consulted (`search`).
     pub disk: Option<std::rc::Rc<dyn crate::ondisk::disk::Disk>>,
+    /// Lists the guard's files in place of `paths`, when first needed.
+    listing: Option<Listing>,
+}
+
+/// The guard's files, listed when a command first writes one (most write nothing, and the
+/// list is a few dozen paths built from the environment).
+#[derive(Clone)]
+struct Listing(std::rc::Rc<dyn Fn() -> Vec<PathBuf>>);
+
+impl std::fmt::Debug for Listing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Listing")
+    }
 }
 
 impl Protected {
@@ -54,12 +67,33 @@ impl Protected {
             home,
             real: std::cell::OnceCell::new(),
             disk: None,
+            listing: None,
         }
+    }
+
+    /// The same, with the guard's files listed by `list` when first needed instead.
+    pub fn listed_when_needed(mut self, list: impl Fn() -> Vec<PathBuf> + 'static) -> Protected {
+        self.listing = Some(Listing(std::rc::Rc::new(list)));
+        self
+    }
+
+    /// Whether no file is the guard's (`search`, tests): nothing to protect.
+    pub fn guards_nothing(&self) -> bool {
+        self.paths.is_empty() && self.listing.is_none()
+    }
+
+    /// Whether any decision has looked at the guard's files yet (all go through
+    /// `all_paths`): what a command writes was compared with them.
+    pub fn consulted(&self) -> bool {
+        self.real.get().is_some()
     }
 
     fn all_paths(&self) -> &[PathBuf] {
         self.real.get_or_init(|| {
-            let mut all = self.paths.clone();
+            let mut all = match &self.listing {
+                Some(Listing(list)) => list(),
+                None => self.paths.clone(),
+            };
             if !all.is_empty() {
                 all.extend(std::env::current_exe().ok());
             }

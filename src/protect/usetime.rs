@@ -22,6 +22,14 @@ pub const PATH_VARIABLES: [&str; 4] = [
     "MESH_GUARD_RULES",
 ];
 
+/// The variables checked before anything is decided: the binary, and the rules, which
+/// decide every command.
+pub const UP_FRONT_VARIABLES: [&str; 2] = ["MESH_GUARD_BIN", "MESH_GUARD_RULES"];
+/// The variables checked only when what they name is about to be used (decision 0031):
+/// the catalog before it is read, the record before a row is written, and both before the
+/// guard's own files decide whether a command writes one of them.
+pub const DEFERRED_VARIABLES: [&str; 2] = ["MESH_GUARD_CATALOG", "MESH_GUARD_DB"];
+
 /// Past this a file is not read further and counts as setting the variable: its tail
 /// could, and the hook must answer quickly.
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;

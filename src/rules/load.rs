@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
 
+#[cfg(test)]
 macro_rules! built_in {
     ($name:literal) => {
         (
@@ -17,7 +18,9 @@ macro_rules! built_in {
     };
 }
 
-/// Each built-in rules file, as written and as converted to JSON by `build.rs`.
+/// Each built-in rules file, as written and as converted to JSON by `build.rs` (the hook
+/// reads single entries, `Entry`; the tests compare the files' two forms).
+#[cfg(test)]
 pub(crate) const BUILT_IN: [(&str, &str, &str); 8] = [
     built_in!("ssh"),
     built_in!("docker"),
@@ -88,6 +91,8 @@ impl fmt::Display for RulesError {
     }
 }
 
+/// The kinds of rules table, in the order of build.rs's `KINDS`: `names::NAMES` is
+/// indexed by it.
 #[derive(Clone, Copy)]
 pub(crate) enum Kind {
     Program,
@@ -104,6 +109,20 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
+    pub(crate) const ALL: [Kind; 11] = [
+        Kind::Program,
+        Kind::Wrapper,
+        Kind::Shell,
+        Kind::Interpreter,
+        Kind::CommandEnv,
+        Kind::Declaration,
+        Kind::EnvironmentSetter,
+        Kind::Writer,
+        Kind::Agent,
+        Kind::GuardCli,
+        Kind::Arguments,
+    ];
+
     pub(crate) fn key(self) -> &'static str {
         match self {
             Kind::Program => "program",
@@ -121,18 +140,39 @@ impl Kind {
     }
 }
 
-/// A built-in file's tables: from its JSON form (the same data, read faster), or from the
-/// TOML, which names the line of a mistake, should the JSON be missing.
-pub(crate) fn built_in_tables(at: usize) -> Tables {
-    let (name, text, json) = BUILT_IN[at];
-    // build.rs refused to build with a file that does not read, so neither fails; if one
-    // ever did, the panic is caught and the hook refuses (it never guards with nothing).
-    let file = serde_json::from_str::<RulesFile>(json)
-        .or_else(|_| parse_toml(name, text))
-        .unwrap_or_else(|e| panic!("the built-in rules do not read: {e}"));
-    let mut tables = Tables::default();
-    tables.merge(file);
-    tables
+/// One built-in entry, read from its own JSON when a name first needs it (decision 0030):
+/// a hook call reads the few programs its command names, not whole files. Kinds that are
+/// only a list of names (`command_env`, `declaration`, `environment_setter`) need no read.
+#[derive(Debug)]
+pub(crate) enum Entry {
+    Program(Rc<Program>),
+    Wrapper(Box<Wrapper>),
+    Shell(Box<Shell>),
+    Interpreter(Box<Interpreter>),
+    Writer(Box<Writer>),
+    Agent(Box<Agent>),
+    GuardCli(Box<GuardCli>),
+    Arguments(Box<Arguments>),
+    Names,
+}
+
+pub(crate) fn built_in_entry(kind: Kind, json: &str) -> Entry {
+    fn read<T: serde::de::DeserializeOwned>(json: &str) -> T {
+        // build.rs refused to build with an entry that does not read; if one ever did, the
+        // panic is caught and the hook refuses (it never guards with nothing).
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("the built-in rules do not read: {e}"))
+    }
+    match kind {
+        Kind::Program => Entry::Program(Rc::new(read(json))),
+        Kind::Wrapper => Entry::Wrapper(Box::new(read(json))),
+        Kind::Shell => Entry::Shell(Box::new(read(json))),
+        Kind::Interpreter => Entry::Interpreter(Box::new(read(json))),
+        Kind::Writer => Entry::Writer(Box::new(read(json))),
+        Kind::Agent => Entry::Agent(Box::new(read(json))),
+        Kind::GuardCli => Entry::GuardCli(Box::new(read(json))),
+        Kind::Arguments => Entry::Arguments(Box::new(read(json))),
+        Kind::CommandEnv | Kind::Declaration | Kind::EnvironmentSetter => Entry::Names,
+    }
 }
 
 pub(crate) fn parse_toml(name: &str, text: &str) -> Result<RulesFile, RulesError> {

@@ -31,8 +31,9 @@ mod names {
 /// rules.
 #[derive(Debug, Default)]
 pub struct Rules {
-    /// The built-in files, each parsed on first use; empty for `Rules::default()`.
-    built_in: Option<[OnceCell<Tables>; BUILT_IN.len()]>,
+    /// The built-in entries (`names::ENTRIES`), each parsed on first use; empty for
+    /// `Rules::default()`.
+    built_in: Option<Box<[OnceCell<Entry>]>>,
     /// Rules from `--rules`, over the built-in ones.
     extra: Tables,
 }
@@ -41,7 +42,7 @@ impl Rules {
     /// The built-in rules, then every `*.toml` in `extra` (sorted by name) over them.
     pub fn load(extra: Option<&Path>) -> Result<Rules, RulesError> {
         let mut rules = Rules {
-            built_in: Some(Default::default()),
+            built_in: Some(names::ENTRIES.iter().map(|_| OnceCell::new()).collect()),
             extra: Tables::default(),
         };
         if let Some(dir) = extra {
@@ -68,38 +69,41 @@ impl Rules {
 
     /// The built-in program `name`, whatever `--rules` says.
     fn built_in_program(&self, name: &str) -> Option<&Rc<Program>> {
-        self.built_in_for(Kind::Program, name)?.programs.get(name)
+        match self.built_in_for(Kind::Program, name)? {
+            Entry::Program(program) => Some(program),
+            _ => None,
+        }
     }
 
     /// The kinds `name` is built in as (`program`, `wrapper`, …), read from the index alone.
     /// A versioned interpreter name (`python3.12`) is built in as its interpreter.
     fn built_in_kinds(name: &str) -> Vec<&'static str> {
-        let mut kinds: Vec<&'static str> = names::NAMES
-            .iter()
-            .filter(|(_, n, _)| *n == name)
-            .map(|(k, _, _)| *k)
+        let defines = |kind: Kind, name: &str| {
+            names::NAMES[kind as usize]
+                .binary_search_by(|(n, _)| (*n).cmp(name))
+                .is_ok()
+        };
+        let mut kinds: Vec<Kind> = Kind::ALL
+            .into_iter()
+            .filter(|k| defines(*k, name))
             .collect();
         let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
-        let interpreter = Kind::Interpreter.key();
         if base != name
-            && !kinds.contains(&interpreter)
-            && names::NAMES
-                .iter()
-                .any(|(k, n, _)| *k == interpreter && *n == base)
+            && !kinds.iter().any(|k| matches!(k, Kind::Interpreter))
+            && defines(Kind::Interpreter, base)
         {
-            kinds.push(interpreter);
+            kinds.push(Kind::Interpreter);
         }
-        kinds
+        kinds.into_iter().map(Kind::key).collect()
     }
 
-    /// The tables of the last built-in file that defines `name` as a `kind`.
-    fn built_in_for(&self, kind: Kind, name: &str) -> Option<&Tables> {
+    /// The last built-in entry that defines `name` as a `kind`.
+    fn built_in_for(&self, kind: Kind, name: &str) -> Option<&Entry> {
         let cells = self.built_in.as_ref()?;
-        let found = names::NAMES
-            .binary_search_by(|(k, n, _)| (*k, *n).cmp(&(kind.key(), name)))
-            .ok()?;
-        let at = names::NAMES[found].2;
-        Some(cells[at].get_or_init(|| built_in_tables(at)))
+        let table = names::NAMES[kind as usize];
+        let found = table.binary_search_by(|(n, _)| (*n).cmp(name)).ok()?;
+        let at = table[found].1;
+        Some(cells[at].get_or_init(|| built_in_entry(kind, names::ENTRIES[at])))
     }
 
     fn lookup<T>(
@@ -107,21 +111,36 @@ impl Rules {
         kind: Kind,
         name: &str,
         table: impl Fn(&Tables) -> &HashMap<String, Rc<T>>,
+        entry: impl Fn(&Entry) -> Option<&T>,
     ) -> Option<&T> {
         if let Some(found) = table(&self.extra).get(name) {
             return Some(found);
         }
-        self.built_in_for(kind, name)
-            .and_then(|t| table(t).get(name))
-            .map(Rc::as_ref)
+        self.built_in_for(kind, name).and_then(entry)
     }
 
     pub fn program(&self, name: &str) -> Option<&Program> {
-        self.lookup(Kind::Program, name, |t| &t.programs)
+        self.lookup(
+            Kind::Program,
+            name,
+            |t| &t.programs,
+            |e| match e {
+                Entry::Program(p) => Some(p),
+                _ => None,
+            },
+        )
     }
 
     pub fn wrapper(&self, name: &str) -> Option<&Wrapper> {
-        self.lookup(Kind::Wrapper, name, |t| &t.wrappers)
+        self.lookup(
+            Kind::Wrapper,
+            name,
+            |t| &t.wrappers,
+            |e| match e {
+                Entry::Wrapper(w) => Some(w),
+                _ => None,
+            },
+        )
     }
 
     /// Whether the variable `name` holds a command line (`GIT_SSH_COMMAND`).
@@ -144,48 +163,93 @@ impl Rules {
     }
 
     pub fn shell(&self, name: &str) -> Option<&Shell> {
-        self.lookup(Kind::Shell, name, |t| &t.shells)
+        self.lookup(
+            Kind::Shell,
+            name,
+            |t| &t.shells,
+            |e| match e {
+                Entry::Shell(s) => Some(s),
+                _ => None,
+            },
+        )
     }
 
     /// Interpreters are known by name or versioned name (`python3.12`, `node20`).
     pub fn interpreter(&self, name: &str) -> Option<&Interpreter> {
-        self.lookup(Kind::Interpreter, name, |t| &t.interpreters)
+        fn entry(e: &Entry) -> Option<&Interpreter> {
+            match e {
+                Entry::Interpreter(i) => Some(i),
+                _ => None,
+            }
+        }
+        self.lookup(Kind::Interpreter, name, |t| &t.interpreters, entry)
             .or_else(|| {
                 let base =
                     name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
-                self.lookup(Kind::Interpreter, base, |t| &t.interpreters)
+                self.lookup(Kind::Interpreter, base, |t| &t.interpreters, entry)
             })
     }
 
     /// Which words of its command a program writes, if it writes files.
     pub fn writer(&self, name: &str) -> Option<&Writer> {
-        self.lookup(Kind::Writer, name, |t| &t.writers)
+        self.lookup(
+            Kind::Writer,
+            name,
+            |t| &t.writers,
+            |e| match e {
+                Entry::Writer(w) => Some(w),
+                _ => None,
+            },
+        )
     }
 
     /// An agent CLI by program or package name.
     pub fn agent(&self, name: &str) -> Option<&Agent> {
-        self.lookup(Kind::Agent, name, |t| &t.agents)
+        self.lookup(
+            Kind::Agent,
+            name,
+            |t| &t.agents,
+            |e| match e {
+                Entry::Agent(a) => Some(a),
+                _ => None,
+            },
+        )
     }
 
     /// The guard's own command line, by program name.
     pub fn guard_cli(&self, name: &str) -> Option<&GuardCli> {
-        self.lookup(Kind::GuardCli, name, |t| &t.guard_clis)
+        self.lookup(
+            Kind::GuardCli,
+            name,
+            |t| &t.guard_clis,
+            |e| match e {
+                Entry::GuardCli(g) => Some(g),
+                _ => None,
+            },
+        )
     }
 
     /// Every definition of the guard's command line, for a program word that cannot be
     /// known (`"$G" audit prune`): whichever it is, its refused subcommands are.
     pub fn guard_clis(&self) -> Vec<&GuardCli> {
-        let built_in = names::NAMES
+        let built_in = names::NAMES[Kind::GuardCli as usize]
             .iter()
-            .filter(|(kind, _, _)| *kind == Kind::GuardCli.key())
-            .filter_map(|(_, name, _)| self.guard_cli(name));
+            .filter_map(|(name, _)| self.guard_cli(name));
         let extra = self.extra.guard_clis.values().map(Rc::as_ref);
         built_in.chain(extra).collect()
     }
 
     /// What a program does with its argument words (data, or code on its input).
     pub fn arguments(&self, name: &str) -> Option<&Arguments> {
-        self.lookup(Kind::Arguments, name, |t| &t.arguments)
+        self.lookup(
+            Kind::Arguments,
+            name,
+            |t| &t.arguments,
+            |e| match e {
+                Entry::Arguments(a) => Some(a),
+                _ => None,
+            },
+        )
     }
 
     /// Whether `name` is a program the guard refuses at mesh targets (for the quick pass
@@ -219,6 +283,35 @@ mod tests {
                 assert_eq!(a.syntax.short_value, b.syntax.short_value, "{name}");
             }
         }
+    }
+
+    #[test]
+    fn every_built_in_entry_reads_as_its_kind() {
+        let rules = Rules::load(None).unwrap();
+        let mut read = 0;
+        for kind in Kind::ALL {
+            for (name, _) in names::NAMES[kind as usize] {
+                let entry = rules.built_in_for(kind, name).unwrap();
+                let same = matches!(
+                    (kind, entry),
+                    (Kind::Program, Entry::Program(_))
+                        | (Kind::Wrapper, Entry::Wrapper(_))
+                        | (Kind::Shell, Entry::Shell(_))
+                        | (Kind::Interpreter, Entry::Interpreter(_))
+                        | (Kind::Writer, Entry::Writer(_))
+                        | (Kind::Agent, Entry::Agent(_))
+                        | (Kind::GuardCli, Entry::GuardCli(_))
+                        | (Kind::Arguments, Entry::Arguments(_))
+                        | (
+                            Kind::CommandEnv | Kind::Declaration | Kind::EnvironmentSetter,
+                            Entry::Names
+                        )
+                );
+                assert!(same, "{name}: {entry:?}");
+                read += 1;
+            }
+        }
+        assert!(read > 200, "{read} names");
     }
 
     #[test]

@@ -1,0 +1,93 @@
+//! The hook's own command lines, read without clap (decision 0030).
+//!
+//! Every command an agent runs starts `mesh-guard hook`, and clap builds the whole command
+//! tree (every subcommand, every option, its help) before it reads one word: about a tenth
+//! of a pass. The forms that the plugin and `install` write, and the options `hook`
+//! accepts, are read here instead. Anything else (help, an unknown or repeated option, an
+//! empty path, a value that looks like an option, an empty guard variable) is `None` and
+//! goes to clap, so its answers and errors stay clap's.
+
+use super::{Args, Command};
+use crate::hook::AgentChoice;
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
+
+/// The global options, with the variable clap reads when the option is not given.
+const PATHS: [(&str, &str); 3] = [
+    ("--catalog", "MESH_GUARD_CATALOG"),
+    ("--db", "MESH_GUARD_DB"),
+    ("--rules", "MESH_GUARD_RULES"),
+];
+
+/// `args` (with the program's name) as clap would read them, when they are one of the
+/// hook's plain forms; `var` is the environment clap would read.
+pub(super) fn parse(args: &[OsString], var: impl Fn(&str) -> Option<OsString>) -> Option<Args> {
+    let mut words = args.iter().skip(1);
+    // clap reads an empty variable as an empty value, an error, even beside the option.
+    if words.next()? != "hook"
+        || PATHS
+            .iter()
+            .any(|(_, v)| var(v).is_some_and(|v| v.is_empty()))
+    {
+        return None;
+    }
+    let mut agent = None;
+    let mut mcp = false;
+    let mut paths: [Option<PathBuf>; 3] = Default::default();
+    while let Some(word) = words.next() {
+        let word = word.to_str()?;
+        let (name, inline) = match word.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (word, None),
+        };
+        if name == "--mcp" && inline.is_none() && !mcp {
+            mcp = true;
+            continue;
+        }
+        let value = match inline {
+            Some(value) => OsStr::new(value),
+            None => words.next()?.as_os_str(),
+        };
+        // clap refuses an empty value, and may read one that starts with `-` as an option.
+        if value.is_empty() || value.as_encoded_bytes().starts_with(b"-") {
+            return None;
+        }
+        if name == "--agent" && agent.is_none() {
+            agent = Some(agent_choice(value.to_str()?)?);
+            continue;
+        }
+        let slot = PATHS.iter().position(|(option, _)| *option == name)?;
+        if paths[slot].is_some() {
+            return None;
+        }
+        paths[slot] = Some(PathBuf::from(value));
+    }
+    for ((_, variable), slot) in PATHS.iter().zip(&mut paths) {
+        if slot.is_none() {
+            *slot = var(variable).map(PathBuf::from);
+        }
+    }
+    let [catalog, db, rules] = paths;
+    Some(Args {
+        catalog,
+        db,
+        rules,
+        command: Command::Hook {
+            agent: agent.unwrap_or(AgentChoice::Auto),
+            mcp,
+        },
+    })
+}
+
+/// The `--agent` values, spelled exactly as clap's (case-sensitive) value names.
+fn agent_choice(value: &str) -> Option<AgentChoice> {
+    Some(match value {
+        "auto" => AgentChoice::Auto,
+        "claude" => AgentChoice::Claude,
+        "codex" => AgentChoice::Codex,
+        "gemini" => AgentChoice::Gemini,
+        "copilot" => AgentChoice::Copilot,
+        "cursor" => AgentChoice::Cursor,
+        _ => return None,
+    })
+}
