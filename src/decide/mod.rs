@@ -7,6 +7,7 @@
 mod agents;
 mod arguments;
 mod carried;
+mod compose;
 mod disk;
 mod engine_order;
 mod flow;
