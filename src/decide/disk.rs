@@ -244,6 +244,10 @@ impl Guard<'_> {
             Some((user, host)) => (Some(user), host),
             None => (None, destination),
         };
+        // An unknown host the configuration may make one of these words: they flow in.
+        if route.hosts.contains(&Value::Unknown) {
+            walk.flows.extend(route.possible);
+        }
         for host in route.hosts {
             let value = match host {
                 Value::Known(h) if h.eq_ignore_ascii_case(typed) => continue,

@@ -54,9 +54,12 @@ pub struct SshRoute {
     pub hosts: Vec<Value>,
     /// `ProxyCommand`s, to be judged as shell code.
     pub commands: Vec<String>,
+    /// Words the configuration may make a host of, where it cannot say which applies.
+    pub possible: Vec<String>,
 }
 
 fn route(resolved: &ssh::Resolved, out: &mut SshRoute) {
+    out.possible.extend(resolved.possible.iter().cloned());
     match &resolved.proxy {
         ssh::Proxy::None => {}
         ssh::Proxy::Jumps(hops) => hops.iter().for_each(|hop| route(hop, out)),
