@@ -16,6 +16,7 @@ mod guard_files;
 mod judge;
 mod overrides;
 mod program;
+mod ssh_route;
 pub mod target;
 mod walk;
 
