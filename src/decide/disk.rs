@@ -62,6 +62,22 @@ impl Guard<'_> {
             env.push(("@".into(), params.join(" ")));
             self.payload(&text, command.depth + 1, &env, walk);
         }
+        // `python3 deploy.py`: the file is the interpreter's code, read as `-c CODE` is.
+        if let Some(interpreter) = self.rules.interpreter(&program)
+            && let Some(path) = crate::unwrap::script_operand(interpreter, &args)
+            && is_known(&path)
+            && !command.files.iter().any(|(p, _)| *p == path)
+            && let Some(cwd) = &cwd
+            && let Some(code) = disk.script(&path, cwd)
+        {
+            let mut steps = Vec::new();
+            crate::unwrap::code_steps(interpreter, &command, &code, &mut steps);
+            for step in steps {
+                if let crate::unwrap::Step::Shell { source, depth, env } = step {
+                    self.payload(&source, depth, &env, walk);
+                }
+            }
+        }
         if program == "make"
             && let Some(cwd) = &cwd
         {
