@@ -118,7 +118,7 @@ impl Guard<'_> {
                 }
             }
         }
-        self.engine_endpoint(&mut command, &program, disk.as_ref());
+        self.engine_endpoint(&mut command, &program, disk.as_ref(), walk);
         command
     }
 
@@ -129,6 +129,7 @@ impl Guard<'_> {
         command: &mut Command,
         program: &str,
         disk: &dyn crate::ondisk::disk::Disk,
+        walk: &mut Walk,
     ) {
         let docker = matches!(program, "docker" | "docker-compose");
         let podman = matches!(program, "podman" | "podman-remote");
@@ -175,6 +176,11 @@ impl Guard<'_> {
             match disk.podman(&own, &flags) {
                 podman::Endpoint::Local => None,
                 podman::Endpoint::Url(url) => Some(url),
+                // The daemon is unknown; the default connection's host flows into it.
+                podman::Endpoint::IfRemoteBuild(url) => {
+                    walk.flows.push(url);
+                    Some(UNKNOWN.to_string())
+                }
                 podman::Endpoint::Unknown => None,
             }
         };
