@@ -62,6 +62,22 @@ impl Guard<'_> {
             env.push(("@".into(), params.join(" ")));
             self.payload(&text, command.depth + 1, &env, walk);
         }
+        // `python3 deploy.py`: the file is the interpreter's code, read as `-c CODE` is.
+        if let Some(interpreter) = self.rules.interpreter(&program)
+            && let Some(path) = crate::unwrap::script_operand(interpreter, &args)
+            && is_known(&path)
+            && !command.files.iter().any(|(p, _)| *p == path)
+            && let Some(cwd) = &cwd
+            && let Some(code) = disk.script(&path, cwd)
+        {
+            let mut steps = Vec::new();
+            crate::unwrap::code_steps(interpreter, &command, &code, &mut steps);
+            for step in steps {
+                if let crate::unwrap::Step::Shell { source, depth, env } = step {
+                    self.payload(&source, depth, &env, walk);
+                }
+            }
+        }
         if program == "make"
             && let Some(cwd) = &cwd
         {
@@ -102,7 +118,7 @@ impl Guard<'_> {
                 }
             }
         }
-        self.engine_endpoint(&mut command, &program, disk.as_ref());
+        self.engine_endpoint(&mut command, &program, disk.as_ref(), walk);
         command
     }
 
@@ -113,6 +129,7 @@ impl Guard<'_> {
         command: &mut Command,
         program: &str,
         disk: &dyn crate::ondisk::disk::Disk,
+        walk: &mut Walk,
     ) {
         let docker = matches!(program, "docker" | "docker-compose");
         let podman = matches!(program, "podman" | "podman-remote");
@@ -159,6 +176,11 @@ impl Guard<'_> {
             match disk.podman(&own, &flags) {
                 podman::Endpoint::Local => None,
                 podman::Endpoint::Url(url) => Some(url),
+                // The daemon is unknown; the default connection's host flows into it.
+                podman::Endpoint::IfRemoteBuild(url) => {
+                    walk.flows.push(url);
+                    Some(UNKNOWN.to_string())
+                }
                 podman::Endpoint::Unknown => None,
             }
         };
@@ -203,75 +225,6 @@ const MAKE_VALUED: [&str; 9] = [
     "-j",
     "-l",
 ];
-
-/// The ssh clients whose destination goes through ssh's configuration.
-const SSH_CLIENTS: [&str; 6] = ["ssh", "scp", "sftp", "rsync", "autossh", "mosh"];
-
-impl Guard<'_> {
-    /// `ssh ci`: the hosts ssh's configuration sends the destination to (`HostName`,
-    /// `ProxyJump`), each a candidate of its own; a `ProxyCommand` is walked as a command.
-    pub(super) fn ssh_config(&self, role: Role, value: &str, cx: &Context, walk: &mut Walk) {
-        if !matches!(role, Role::Host | Role::HostPath) {
-            return;
-        }
-        let Some(disk) = self.protected.disk.clone() else {
-            return;
-        };
-        let words = &cx.command.words;
-        let program = words.first().map(|p| base_name(p)).unwrap_or("");
-        if !SSH_CLIENTS.contains(&program) || !is_known(value) {
-            return;
-        }
-        let Some(destination) = target::ssh_destination(role, value) else {
-            return;
-        };
-        let args = &words[1..];
-        let mut options = option_values(args, &["-o".into()]);
-        options.extend(
-            option_values(args, &["-J".into()])
-                .into_iter()
-                .map(|j| format!("ProxyJump {j}")),
-        );
-        let config = option_values(args, &["-F".into()]).pop().map(|f| {
-            let f = self.protected.expand_tilde(&f);
-            self.protected
-                .resolve(&f, walk.cwd.as_deref())
-                .to_string_lossy()
-                .into_owned()
-        });
-        let route = disk.ssh(destination, options, config);
-        let (user, typed) = match destination.rsplit_once('@') {
-            Some((user, host)) => (Some(user), host),
-            None => (None, destination),
-        };
-        for host in route.hosts {
-            let value = match host {
-                Value::Known(h) if h.eq_ignore_ascii_case(typed) => continue,
-                Value::Known(h) => match user {
-                    Some(user) => format!("{user}@{h}"),
-                    None => h,
-                },
-                Value::Unknown => UNKNOWN.to_string(),
-            };
-            let shape = format!("{} <machine>", program);
-            walk.candidates.push(Candidate {
-                role: Role::Host,
-                value,
-                command: cx.command.words.clone(),
-                over: cx.over.clone(),
-                shape,
-                user: cx.user.clone(),
-                command_written: cx.command.written.clone(),
-                carried: cx.carried.clone(),
-                speculative: walk.speculative > 0,
-                route: false,
-            });
-        }
-        for source in route.commands {
-            self.payload(&source, cx.command.depth + 1, &[], walk);
-        }
-    }
-}
 
 /// bash's builtins and keywords: never a program on `PATH`, never worth a startup file.
 const BUILTINS: [&str; 58] = [

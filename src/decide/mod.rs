@@ -7,6 +7,7 @@
 mod agents;
 mod arguments;
 mod carried;
+mod compose;
 mod disk;
 mod engine_order;
 mod flow;
@@ -15,6 +16,7 @@ mod guard_files;
 mod judge;
 mod overrides;
 mod program;
+mod ssh_route;
 pub mod target;
 mod walk;
 

@@ -274,6 +274,16 @@ impl Guard<'_> {
                 return;
             }
         }
+        // `docker compose logs redis`: the local project's service, or the container the
+        // project names for it.
+        if role == Role::Service
+            && let Some(containers) = self.compose_service(&value, cx, walk)
+        {
+            for name in containers {
+                self.candidate(Role::Container, name, cx, shape.clone(), walk);
+            }
+            return;
+        }
         self.ssh_config(role, &value, cx, walk);
         walk.candidates.push(Candidate {
             role,

@@ -4,7 +4,7 @@
 //! a guarded program or a script it is about to run.
 
 use super::read::{Reader, read_script};
-use super::{Value, endpoint, make, podman, ssh, startup};
+use super::{Value, compose, endpoint, make, podman, ssh, startup};
 use std::cell::{OnceCell, RefCell};
 use std::path::Path;
 
@@ -29,6 +29,8 @@ pub trait Disk: std::fmt::Debug {
     fn on_path(&self, name: &str) -> bool;
     /// What the user's startup files define a name as.
     fn definition(&self, name: &str) -> Definition;
+    /// The services of the compose project a `docker compose` command would load.
+    fn compose(&self, query: &compose::Query, own: Own) -> compose::Project;
 }
 
 /// A name as the user's startup files define it.
@@ -52,9 +54,12 @@ pub struct SshRoute {
     pub hosts: Vec<Value>,
     /// `ProxyCommand`s, to be judged as shell code.
     pub commands: Vec<String>,
+    /// Words the configuration may make a host of, where it cannot say which applies.
+    pub possible: Vec<String>,
 }
 
 fn route(resolved: &ssh::Resolved, out: &mut SshRoute) {
+    out.possible.extend(resolved.possible.iter().cloned());
     match &resolved.proxy {
         ssh::Proxy::None => {}
         ssh::Proxy::Jumps(hops) => hops.iter().for_each(|hop| route(hop, out)),
@@ -146,6 +151,11 @@ impl Disk for OnDisk {
             (None, Some(Value::Known(body))) => Definition::Function(body),
             (None, None) => Definition::None,
         }
+    }
+
+    fn compose(&self, query: &compose::Query, own: Own) -> compose::Project {
+        let env = |name: &str| OnDisk::env(own, name);
+        compose::project(query, &env, &mut *self.reader.borrow_mut())
     }
 
     fn podman(&self, own: Own, flags: &podman::Flags) -> podman::Endpoint {

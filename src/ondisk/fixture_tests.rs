@@ -153,8 +153,11 @@ fn the_podman_fixture_names_its_service() {
         podman::podman(&env, &home, 1000, &remote, &mut Reader::default()),
         Endpoint::Url(uri.into())
     );
-    let local = podman::podman(&env, &home, 1000, &Flags::default(), &mut Reader::default());
-    assert_eq!(local, Endpoint::Local);
+    // Plain `podman` uses the service only if it is a remote-only build.
+    let plain = podman::podman(&env, &home, 1000, &Flags::default(), &mut Reader::default());
+    if cfg!(target_os = "linux") {
+        assert_eq!(plain, Endpoint::IfRemoteBuild(uri.into()));
+    }
 }
 
 #[test]

@@ -25,7 +25,10 @@
 //!   unknown rather than absent).
 //! - `bash x.sh`, `./x.sh`, `source x.sh`: [`read::read_script`]; `make [-f F]`:
 //!   [`make::read`], judging every recipe line and `parse_time` command as shell code.
+//! - A compose command's service word: [`compose::project`], the services the project
+//!   defines and the `container_name` each gives itself.
 
+pub mod compose;
 pub mod disk;
 pub mod endpoint;
 pub mod make;

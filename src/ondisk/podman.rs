@@ -1,7 +1,9 @@
 //! Which service `podman …` talks to (containers.conf(5), podman-system-connection(1)).
 //!
-//! podman is remote only when asked: `--remote`/`--url`/`--connection`, `CONTAINER_HOST` or
-//! `CONTAINER_CONNECTION` set, the `podman-remote` binary, or `[engine] remote = true`.
+//! podman is remote when asked: `--remote`/`--url`/`--connection`, `CONTAINER_HOST` or
+//! `CONTAINER_CONNECTION` set, the `podman-remote` binary, `[engine] remote = true`, or a
+//! remote-only build (macOS, Windows; on Linux, `podman-remote` installed as `podman`, which
+//! only running it shows: then the default connection is [`Endpoint::IfRemoteBuild`]).
 //! Remote, it takes `--connection`, `--url`, `CONTAINER_HOST`, `CONTAINER_CONNECTION`, then
 //! the default connection (`Connection.Default` of `podman-connections.json`, else
 //! `[engine] active_service`); a name is looked up in `podman-connections.json` first, then
@@ -26,6 +28,9 @@ pub enum Endpoint {
     /// podman's own engine on this machine (no service is contacted).
     Local,
     Url(String),
+    /// The default connection's URL, used only if this `podman` is a remote-only build
+    /// (`podman-remote` installed as `podman`): which it is, only running it shows.
+    IfRemoteBuild(String),
     Unknown,
 }
 
@@ -143,9 +148,9 @@ pub fn podman(env: Env, home: &str, uid: u32, flags: &Flags, files: &mut dyn Fil
     let Ok(conf) = engine_conf(&texts) else {
         return Endpoint::Unknown;
     };
-    if !asked && conf.remote != Some(true) {
-        return Endpoint::Local;
-    }
+    // macOS and Windows have only the remote client.
+    let remote_only = cfg!(any(target_os = "macos", target_os = "windows"));
+    let asked = asked || conf.remote == Some(true) || remote_only;
     let user = var(env, "XDG_CONFIG_HOME").unwrap_or_else(|| format!("{home}/.config"));
     let json_path = var(env, "PODMAN_CONNECTIONS_CONF")
         .unwrap_or_else(|| format!("{user}/containers/podman-connections.json"));
@@ -163,9 +168,11 @@ pub fn podman(env: Env, home: &str, uid: u32, flags: &Flags, files: &mut dyn Fil
         return Endpoint::Local;
     };
     match uris.get(&name).or(conf.destinations.get(&name)) {
-        Some(uri) => Endpoint::Url(uri.clone()),
+        Some(uri) if asked => Endpoint::Url(uri.clone()),
+        Some(uri) => Endpoint::IfRemoteBuild(uri.clone()),
         // podman fails on an unknown connection name; nothing to guess.
-        None => Endpoint::Unknown,
+        None if asked => Endpoint::Unknown,
+        None => Endpoint::Local,
     }
 }
 

@@ -38,10 +38,17 @@ fn go(env: &dyn Fn(&str) -> Option<String>, flags: &Flags, memory: &mut Memory) 
 }
 
 #[test]
-fn plain_podman_is_local_unless_asked_to_be_remote() {
+fn plain_podman_uses_its_default_connection_only_if_a_remote_build() {
     let none = env_of(&[]);
     let mut memory = home_with(CONF, None);
-    assert_eq!(go(&none, &Flags::default(), &mut memory), Endpoint::Local);
+    let uri = "ssh://core@build:22/run/podman/podman.sock";
+    if cfg!(target_os = "linux") {
+        let plain = go(&none, &Flags::default(), &mut memory);
+        assert_eq!(plain, Endpoint::IfRemoteBuild(uri.into()));
+    }
+    // With no default connection, any build works on this machine.
+    let mut bare = home_with("[engine]\n", None);
+    assert_eq!(go(&none, &Flags::default(), &mut bare), Endpoint::Local);
     let remote = Flags {
         remote: true,
         ..Flags::default()

@@ -50,6 +50,50 @@ pub fn interpreter_code(
     })
 }
 
+/// The script file an interpreter runs (`python3 -u deploy.py`): its first operand, when
+/// no code is given on the command line and the code is not an operand (`awk`).
+pub fn script_operand(interpreter: &crate::rules::Interpreter, args: &[String]) -> Option<String> {
+    if interpreter.code_operand {
+        return None;
+    }
+    let script = operands_after_options(&interpreter.syntax, args)
+        .into_iter()
+        .next()
+        .filter(|o| o != "-" && !o.starts_with("/dev/"))?;
+    // Only the options before the script are the interpreter's: `-c` after it is the
+    // script's own.
+    let before = &args[..args.iter().position(|a| *a == script).unwrap_or(args.len())];
+    let inline = before.iter().any(|arg| {
+        interpreter.code_options.iter().any(|o| {
+            arg == o
+                || arg.starts_with(&format!("{o}="))
+                || (o.len() == 2
+                    && arg.starts_with('-')
+                    && !arg.starts_with("--")
+                    && arg.ends_with(&o[1..]))
+        })
+    });
+    (!inline).then_some(script)
+}
+
+/// The shell commands an interpreter's code runs, as payloads: read only when the code
+/// calls one of the interpreter's `runs`.
+pub fn code_steps(
+    interpreter: &crate::rules::Interpreter,
+    command: &Command,
+    code: &str,
+    out: &mut Vec<Step>,
+) {
+    if interpreter
+        .runs
+        .iter()
+        .any(|marker| code.contains(marker.as_str()))
+    {
+        inline_code(command, code, out);
+        command_statements(command, &interpreter.command_words, code, out);
+    }
+}
+
 /// Tcl's `exec PROG ARGS…`: after one of the interpreter's `command_words`, the rest of the
 /// statement (to `]`, `;` or the line's end) is a program and its arguments.
 pub(crate) fn command_statements(

@@ -167,15 +167,8 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
             return;
         }
         if let Some(interpreter) = rules.interpreter(&program) {
-            let code = interpreter_code(interpreter, &command, &args);
-            if let Some(code) = code
-                && interpreter
-                    .runs
-                    .iter()
-                    .any(|marker| code.contains(marker.as_str()))
-            {
-                inline_code(&command, &code, out);
-                command_statements(&command, &interpreter.command_words, &code, out);
+            if let Some(code) = interpreter_code(interpreter, &command, &args) {
+                code_steps(interpreter, &command, &code, out);
             }
             out.push(Step::Run(command));
             return;

@@ -12,6 +12,11 @@ impl State<'_, '_> {
         if self.options.contains_key(key) {
             return;
         }
+        // `Match exec … HostName build`: the host may be build. The words such a block
+        // gives the connection are kept, so a mesh name among them can be seen.
+        if maybe && matches!(key, "hostname" | "proxy") {
+            self.possible.extend(line.args.iter().cloned());
+        }
         let slot = if maybe || self.poisoned {
             Slot::Unknown
         } else {

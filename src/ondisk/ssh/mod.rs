@@ -67,6 +67,9 @@ pub struct Resolved {
     pub user: Value,
     pub port: Value,
     pub proxy: Proxy,
+    /// What a block that may or may not apply (`Match exec`) would set the host name or
+    /// the jumps to: the words that can flow into an unknown host.
+    pub possible: Vec<String>,
 }
 
 pub fn resolve(
@@ -96,6 +99,7 @@ fn resolve_at(
         poisoned: false,
         final_pass: false,
         want_final: false,
+        possible: Vec::new(),
     };
     let seeds = [("user", &destination.user), ("port", &destination.port)];
     for (key, value) in seeds {
@@ -151,6 +155,7 @@ fn resolve_at(
         None if state.poisoned => Value::Unknown,
         None => Value::Known("22".into()),
     };
+    let possible = std::mem::take(&mut state.possible);
     let proxy = match state.options.remove("proxy") {
         None if state.poisoned => Proxy::Unknown,
         None => Proxy::None,
@@ -180,6 +185,7 @@ fn resolve_at(
         user,
         port,
         proxy,
+        possible,
     }
 }
 
@@ -270,6 +276,7 @@ struct State<'a, 'f> {
     poisoned: bool,
     final_pass: bool,
     want_final: bool,
+    possible: Vec<String>,
 }
 
 mod apply;

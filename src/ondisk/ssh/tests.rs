@@ -94,8 +94,11 @@ fn match_exec_makes_what_it_sets_unknown_and_runs_nothing() {
     assert_eq!(resolved.hostname, Value::Unknown);
     assert_eq!(resolved.user, Value::Unknown);
     assert_eq!(resolved.port, known("2222"));
+    // What the block would make the host is kept, so a mesh name there can be seen.
+    assert_eq!(resolved.possible, ["build"]);
     // A criterion that fails before exec decides the block: it does not apply.
     assert_eq!(go(&mut memory, "other").hostname, known("other"));
+    assert!(go(&mut memory, "other").possible.is_empty());
     assert!(!std::path::Path::new("/tmp/sentinel").exists());
 }
 
