@@ -16,6 +16,7 @@ impl Guard<'_> {
         };
         let words = &cx.command.words;
         let program = words.first().map(|p| base_name(p)).unwrap_or("");
+        // `args`: the words ssh is given (`None`: a transport whose options cannot be known).
         let (args, destination, git) = if role == Role::GitUrl && program == "git" {
             let Some((args, destination)) = self.git_ssh(value, cx, walk) else {
                 return;
@@ -31,21 +32,25 @@ impl Guard<'_> {
             let Some(destination) = target::ssh_destination(role, value) else {
                 return;
             };
-            (words[1..].to_vec(), destination.to_string(), false)
+            let args = match program {
+                // Their own options are not ssh's (`rsync -F` is a filter): ssh's come from
+                // the remote shell they run (`-e 'ssh -F x'`, `RSYNC_RSH`, `--ssh=`).
+                "rsync" | "mosh" => self.remote_shell_args(program, cx, walk),
+                _ => Some(words[1..].to_vec()),
+            };
+            (args, destination.to_string(), false)
         };
-        let (args, destination) = (&args[..], destination.as_str());
-        let mut options = option_values(args, &["-o".into()]);
-        options.extend(
-            option_values(args, &["-J".into()])
-                .into_iter()
-                .map(|j| format!("ProxyJump {j}")),
-        );
-        let given = option_values(args, &["-F".into()])
-            .pop()
-            .map(|f| self.protected.expand_tilde(&f));
+        let unknown_transport = args.is_none();
+        let ssh = ssh_options(&args.unwrap_or_default(), self.ssh_short_values(program));
+        let destination = destination.as_str();
+        let mut options = ssh.options;
+        options.extend(ssh.jumps.into_iter().map(|j| format!("ProxyJump {j}")));
+        let given = ssh.config.map(|f| self.protected.expand_tilde(&f));
         // git runs its transport from the top of the work tree, not from here: what a
-        // relative `-F` file says is only what the host may be.
-        let elsewhere = git && given.as_deref().is_some_and(|f| !f.starts_with('/'));
+        // relative `-F` file says is only what the host may be; and a transport whose
+        // options are not known may send the host anywhere the default would, or elsewhere.
+        let elsewhere =
+            unknown_transport || (git && given.as_deref().is_some_and(|f| !f.starts_with('/')));
         let config = given.map(|f| {
             self.protected
                 .resolve(&f, walk.cwd.as_deref())
@@ -100,37 +105,141 @@ impl Guard<'_> {
 
 impl Guard<'_> {
     /// git over ssh (`git fetch box:/srv/app.git`): the arguments its transport gives ssh
-    /// (`GIT_SSH_COMMAND='ssh -F x'`, none for plain `ssh`) and the destination; `None`
-    /// when git uses no ssh, or a transport whose options are not known to be ssh's.
-    fn git_ssh(&self, value: &str, cx: &Context, walk: &Walk) -> Option<(Vec<String>, String)> {
+    /// (`GIT_SSH_COMMAND='ssh -F x'` or `-c core.sshCommand=…`, none for plain `ssh`; `None`
+    /// for a transport whose options are not known to be ssh's) and the destination; `None`
+    /// when git uses no ssh.
+    fn git_ssh(
+        &self,
+        value: &str,
+        cx: &Context,
+        walk: &Walk,
+    ) -> Option<(Option<Vec<String>>, String)> {
         let target::GitUrl::Remote(url) = target::git_url(value) else {
             return None;
         };
         let destination = target::ssh_destination(Role::HostPath, &url)?.to_string();
-        if cx
-            .command
-            .words
+        let words = &cx.command.words;
+        // `-c core.sshCommand=…` wins over the environment, as in git.
+        let configured = words.windows(2).rev().find_map(|pair| {
+            let (flag, setting) = (&pair[0], &pair[1]);
+            let (key, command) = setting.split_once('=')?;
+            (flag == "-c" && key.eq_ignore_ascii_case("core.sshcommand")).then_some(command)
+        });
+        let mentions_ssh_command = words
             .iter()
-            .any(|w| w.to_ascii_lowercase().starts_with("core.sshcommand"))
-        {
-            return None;
-        }
-        let args = match walk.env_values(cx.command, "GIT_SSH_COMMAND").next() {
+            .any(|w| w.to_ascii_lowercase().contains("core.sshcommand"));
+        let args = match configured.or_else(|| {
+            walk.env_values(cx.command, "GIT_SSH_COMMAND")
+                .next()
+                .map(String::as_str)
+        }) {
             // git runs it with the shell, the destination after it.
-            Some(source) => {
-                let script = shell::parse(source, cx.command.depth + 1, &HashMap::new()).ok()?;
-                let [command] = script.commands.as_slice() else {
-                    return None;
-                };
-                let (program, args) = command.words.split_first()?;
-                if base_name(program) != "ssh" || !command.words.iter().all(|w| is_known(w)) {
-                    return None;
-                }
-                args.to_vec()
-            }
-            None if walk.env_values(cx.command, "GIT_SSH").next().is_some() => return None,
-            None => vec![],
+            Some(source) => self.ssh_command_args(source, cx),
+            None if mentions_ssh_command => None,
+            None if walk.env_values(cx.command, "GIT_SSH").next().is_some() => None,
+            None => Some(vec![]),
         };
         Some((args, destination))
     }
+
+    /// The remote shell's ssh words for `rsync` (`-e`/`--rsh`, else `RSYNC_RSH`) or `mosh`
+    /// (`--ssh`): none when it runs plain ssh, `None` when what it runs cannot be known.
+    fn remote_shell_args(&self, program: &str, cx: &Context, walk: &Walk) -> Option<Vec<String>> {
+        let args = &cx.command.words[1..];
+        let given = match program {
+            "rsync" => {
+                let mut given = option_values(args, &["--rsh".into()]);
+                given.extend(short_values(args, 'e', self.ssh_short_values(program)));
+                given
+                    .pop()
+                    .or_else(|| walk.env_values(cx.command, "RSYNC_RSH").next().cloned())
+            }
+            _ => option_values(args, &["--ssh".into()]).pop(),
+        };
+        match given {
+            Some(source) => self.ssh_command_args(&source, cx),
+            None => Some(vec![]),
+        }
+    }
+
+    /// The arguments of a command line that runs ssh (`ssh -F x -o …`); `None` when it runs
+    /// something else, several commands, or words that cannot be known.
+    fn ssh_command_args(&self, source: &str, cx: &Context) -> Option<Vec<String>> {
+        let script = shell::parse(source, cx.command.depth + 1, &HashMap::new()).ok()?;
+        let [command] = script.commands.as_slice() else {
+            return None;
+        };
+        let (program, args) = command.words.split_first()?;
+        if base_name(program) != "ssh" || !command.words.iter().all(|w| is_known(w)) {
+            return None;
+        }
+        Some(args.to_vec())
+    }
+
+    /// The short options of `program` that take a value (ssh's for the ssh transports).
+    fn ssh_short_values(&self, program: &str) -> &str {
+        let name = if matches!(program, "git" | "mosh") {
+            "ssh"
+        } else {
+            program
+        };
+        self.rules
+            .program(name)
+            .map_or("", |p| p.syntax.short_value.as_str())
+    }
+}
+
+/// What an ssh command line says of its configuration: `-o` options, `-J` jumps and the
+/// last `-F` file.
+#[derive(Default)]
+struct SshOptions {
+    options: Vec<String>,
+    jumps: Vec<String>,
+    config: Option<String>,
+}
+
+/// Reads ssh's `-o`, `-J` and `-F` as getopt does: apart (`-F x`), joined (`-Fx`), at the
+/// end of a bundle of flags (`-4Fx`), and `--` ends the options. `takes_value` lists the
+/// program's short options that take a value, so the rest of a word after one is its value.
+fn ssh_options(args: &[String], takes_value: &str) -> SshOptions {
+    let mut out = SshOptions::default();
+    for (letter, into) in [('o', 0), ('J', 1), ('F', 2)] {
+        for value in short_values(args, letter, takes_value) {
+            match into {
+                0 => out.options.push(value),
+                1 => out.jumps.push(value),
+                _ => out.config = Some(value),
+            }
+        }
+    }
+    out
+}
+
+/// Every value of the short option `letter` in `args`, read as getopt reads a bundle.
+fn short_values(args: &[String], letter: char, takes_value: &str) -> Vec<String> {
+    let mut values = Vec::new();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word == "--" {
+            break;
+        }
+        let Some(flags) = word.strip_prefix('-').filter(|f| !f.starts_with('-')) else {
+            continue;
+        };
+        for (at, c) in flags.char_indices() {
+            if c == letter || takes_value.contains(c) {
+                let rest = &flags[at + c.len_utf8()..];
+                let value = if rest.is_empty() {
+                    words.next().cloned()
+                } else {
+                    Some(rest.to_string())
+                };
+                if c == letter {
+                    values.extend(value);
+                }
+                break;
+            }
+        }
+    }
+    values
 }
