@@ -116,7 +116,7 @@ pub(crate) fn command_statements(
 /// Interpreter code that runs programs: each string literal is read as a shell command,
 /// and runs of literals (`["ssh", "atlas"]`) as a program and its arguments.
 pub(crate) fn inline_code(command: &Command, code: &str, out: &mut Vec<Step>) {
-    let literals = string_literals(code);
+    let literals = string_literals(code, &command.words);
     for literal in &literals {
         out.push(payload(command, literal.clone()));
     }
@@ -132,9 +132,16 @@ pub(crate) fn inline_code(command: &Command, code: &str, out: &mut Vec<Step>) {
     }
 }
 
-/// The contents of '…', "…" and `…` literals, escapes taken as the next character.
-pub(crate) fn string_literals(code: &str) -> Vec<String> {
-    let mut out = Vec::new();
+/// The contents of '…', "…" and `…` literals, escapes taken as the next character; then,
+/// when the code joins strings (`"s" + "sh"`, perl's `.`, lua's `..`, Python's adjacent
+/// literals), the literals again with each joined run as the one value the language
+/// computes. A part that is not a literal (`"ssh " + host`) may be any literal of the code
+/// (the value a name holds is most often spelled in it: `host = "atlas"`), or something
+/// else ([`UNKNOWN`](crate::shell::UNKNOWN)): what the code may run is never less than what
+/// it spells.
+pub(crate) fn string_literals(code: &str, arguments: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut chains = Chains::default();
     let mut chars = code.chars().peekable();
     let mut previous = None;
     while let Some(c) = chars.next() {
@@ -148,7 +155,10 @@ pub(crate) fn string_literals(code: &str) -> Vec<String> {
             _ => None,
         };
         previous = Some(c);
-        let Some(close) = close else { continue };
+        let Some(close) = close else {
+            chains.other(c, chars.peek().copied());
+            continue;
+        };
         let mut literal = String::new();
         while let Some(d) = chars.next() {
             match d {
@@ -157,10 +167,106 @@ pub(crate) fn string_literals(code: &str) -> Vec<String> {
                 d => literal.push(d),
             }
         }
+        chains.literal(&literal, quote_like);
         out.push(literal);
         previous = None;
     }
+    chains.values(&mut out, arguments);
     out
+}
+
+/// A part of a joined run of strings.
+enum Part {
+    Literal(String),
+    Unknown,
+}
+
+/// The code's literals grouped into runs joined by an operator, as [`string_literals`]
+/// reads them.
+#[derive(Default)]
+struct Chains {
+    runs: Vec<Vec<Part>>,
+    /// The last thing read was a literal, or a value that is not one (a name, a call).
+    after_literal: bool,
+    after_value: bool,
+    /// A joining operator follows it.
+    joining: bool,
+}
+
+impl Chains {
+    fn literal(&mut self, literal: &str, quote_like: bool) {
+        let joins = !quote_like && (self.joining || self.after_literal);
+        if joins && self.after_value {
+            // `host + "…"`: the run starts with what cannot be known.
+            self.runs.push(vec![Part::Unknown]);
+        } else if !joins || self.runs.is_empty() {
+            self.runs.push(Vec::new());
+        }
+        if let Some(run) = self.runs.last_mut() {
+            run.push(Part::Literal(literal.to_string()));
+        }
+        self.after_literal = !quote_like;
+        self.after_value = false;
+        self.joining = false;
+    }
+
+    /// Any character outside a literal; `next` is the one after it.
+    fn other(&mut self, c: char, next: Option<char>) {
+        if c.is_whitespace() {
+            return;
+        }
+        // `+`; `.` and `..` followed by a space, a quote or a variable (`"ssh ".$host`), not
+        // a method call (`", ".join`).
+        let joins = c == '+'
+            || (c == '.' && next.is_none_or(|n| n.is_whitespace() || "'\"`.$".contains(n)));
+        if joins && (self.after_literal || self.after_value) {
+            self.joining = true;
+            return;
+        }
+        if c == '.' && self.joining {
+            return;
+        }
+        let value = c.is_alphanumeric() || matches!(c, '_' | '$' | '@' | ')' | ']');
+        if value && self.joining && self.after_literal {
+            // `"ssh " + host`: the run ends with what cannot be known.
+            if let Some(run) = self.runs.last_mut() {
+                run.push(Part::Unknown);
+            }
+        }
+        self.after_value = value;
+        self.after_literal = false;
+        self.joining = false;
+    }
+
+    /// The literals again with each joined run as one value, then each run with a part
+    /// that is not a literal as each literal of the code; nothing when nothing is joined.
+    fn values(self, out: &mut Vec<String>, arguments: &[String]) {
+        if self.runs.iter().all(|run| run.len() < 2) {
+            return;
+        }
+        let literals: Vec<String> = out.iter().chain(arguments).take(48).cloned().collect();
+        let join = |run: &[Part], unknown: &str| -> String {
+            run.iter()
+                .map(|part| match part {
+                    Part::Literal(text) => text.as_str(),
+                    Part::Unknown => unknown,
+                })
+                .collect()
+        };
+        let known = |run: &&Vec<Part>| run.iter().all(|p| matches!(p, Part::Literal(_)));
+        for run in self.runs.iter().filter(known) {
+            out.push(join(run, ""));
+        }
+        for run in self
+            .runs
+            .iter()
+            .filter(|r| r.iter().any(|p| matches!(p, Part::Unknown)))
+        {
+            for literal in &literals {
+                out.push(join(run, literal));
+            }
+        }
+    }
 }
 
 /// The closing delimiter of a bracketing pair (`(` → `)`); others close themselves.
@@ -171,5 +277,43 @@ pub(crate) fn closing(open: char) -> char {
         '{' => '}',
         '<' => '>',
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::string_literals;
+
+    fn literals(code: &str) -> Vec<String> {
+        string_literals(code, &[])
+    }
+
+    #[test]
+    fn joined_literals_are_also_one_value() {
+        assert_eq!(
+            literals(r#"run(["s" + "sh", "db"])"#),
+            ["s", "sh", "db", "ssh", "db"]
+        );
+        assert_eq!(literals(r#"system("ss" . "h")"#), ["ss", "h", "ssh"]);
+        assert_eq!(literals(r#"os.execute("ss" .. "h")"#), ["ss", "h", "ssh"]);
+        assert_eq!(literals(r#"os.system("ss" "h")"#), ["ss", "h", "ssh"]);
+    }
+
+    #[test]
+    fn nothing_is_added_when_nothing_is_joined() {
+        assert_eq!(literals(r#"print("a", "b")"#), ["a", "b"]);
+        assert_eq!(
+            literals(r#"print(", ".join(["a", "b"]))"#),
+            [", ", "a", "b"]
+        );
+    }
+
+    #[test]
+    fn a_part_that_is_not_a_literal_is_each_literal_and_argument_in_turn() {
+        let got = string_literals(r#"h = "db"; os.system("ssh " + h)"#, &["x".into()]);
+        assert_eq!(got, ["db", "ssh ", "db", "ssh db", "ssh ssh ", "ssh x"]);
+        // A name before the literal: the run starts with it.
+        let got = literals(r#"h = "db"; os.system(h + " uptime")"#);
+        assert!(got.contains(&"db uptime".to_string()), "{got:?}");
     }
 }
