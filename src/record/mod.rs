@@ -44,8 +44,9 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Past this size the write-ahead log is checkpointed into the database and emptied, by the
 /// hook whose commit took it there (decision 0026). Every hook reads the whole log when it
 /// opens the record (SQLite rebuilds its index of it), so the limit bounds that read; each
-/// refusal adds about 25 KiB, so one hook in ten or so pays the checkpoint.
-const WAL_LIMIT: u64 = 256 * 1024;
+/// refusal adds two pages, about 8 KiB (the table's leaf and `sqlite_sequence`, since schema 5
+/// dropped the indexes: decision 0037), so one hook in sixteen or so pays the checkpoint.
+const WAL_LIMIT: u64 = 128 * 1024;
 
 /// An open record.
 pub struct Store {

@@ -29,36 +29,38 @@ fn dir_of(db: &Path) -> Option<&Path> {
 /// an existing record that are wider. A directory the operator chose is left as it is (it may be
 /// shared): [`mode_findings`] reports it.
 pub(crate) fn prepare(db: &Path) -> Result<(), String> {
-    if let Some(dir) = dir_of(db)
-        && !dir.is_dir()
-    {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    }
-    if let Some(dir) = dir_of(db)
-        && let Ok(meta) = std::fs::metadata(dir)
-        && meta.permissions().mode() & 0o077 != 0
-        && holds_only_the_guards(dir, db)
-    {
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-    }
-    if !db.exists() {
-        // A concurrent hook may create it first; either way it ends up 0600.
-        let _ = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(db);
+    // One `stat` of the directory and one of the database serve both the creation and the
+    // narrowing (each hook runs this): what is created here is private already.
+    if let Some(dir) = dir_of(db) {
+        match std::fs::metadata(dir) {
+            Ok(meta) if meta.is_dir() => {
+                if meta.permissions().mode() & 0o077 != 0 && holds_only_the_guards(dir, db) {
+                    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+                }
+            }
+            _ => std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| format!("creating {}: {e}", dir.display()))?,
+        }
     }
     for f in files(db) {
-        if let Ok(meta) = std::fs::metadata(&f)
-            && meta.permissions().mode() & 0o077 != 0
-        {
-            let _ = std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600));
+        match std::fs::metadata(&f) {
+            Ok(meta) if meta.permissions().mode() & 0o077 != 0 => {
+                let _ = std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600));
+            }
+            Ok(_) => {}
+            // A concurrent hook may create it first; either way it ends up 0600.
+            Err(_) if f == db => {
+                let _ = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .mode(0o600)
+                    .open(&f);
+            }
+            Err(_) => {}
         }
     }
     Ok(())

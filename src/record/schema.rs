@@ -51,7 +51,16 @@ const SCHEMA_4: &str = "
 ALTER TABLE events ADD COLUMN scope TEXT NOT NULL DEFAULT '';
 ";
 
-const STEPS: &[&str] = &[SCHEMA_1, SCHEMA_2, SCHEMA_3, SCHEMA_4];
+/// Schema 5: schema 2's indexes dropped (decision 0037). Each refusal wrote a leaf of every one
+/// of them to the write-ahead log (three of its six pages), and every hook parsed them; the
+/// `audit` views they served scan the table instead, in milliseconds for an operator's command.
+const SCHEMA_5: &str = "
+DROP INDEX IF EXISTS events_time;
+DROP INDEX IF EXISTS events_kind_time;
+DROP INDEX IF EXISTS events_session;
+";
+
+pub(crate) const STEPS: &[&str] = &[SCHEMA_1, SCHEMA_2, SCHEMA_3, SCHEMA_4, SCHEMA_5];
 
 /// The schema this version writes.
 pub(crate) const LATEST: i64 = STEPS.len() as i64;

@@ -211,3 +211,89 @@ fn one_append_links_a_gap_row_and_its_event_and_anchors_the_chain() {
         .collect();
     assert_eq!(kinds, ["refusal", "gap", "refusal"]);
 }
+
+fn index_names(path: &Path) -> Vec<String> {
+    let conn = Connection::open(path).unwrap();
+    let mut st = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'events' ORDER BY name")
+        .unwrap();
+    st.query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// Schema 5 drops schema 2's indexes (decision 0037). A record as schema 4 left it (its
+/// indexes, rows in the current format after older ones, an anchor) migrates with every row,
+/// the chain and the anchor intact, answers the audit filters without the indexes, and takes
+/// new rows.
+#[test]
+fn a_schema_4_database_migrates_to_5_with_its_rows_and_chain_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    write_schema_1(&path, &[sample(Kind::Refusal, "ssh atlas uptime")]);
+    let mut conn = Connection::open(&path).unwrap();
+    for step in &schema::STEPS[1..4] {
+        conn.execute_batch(step).unwrap();
+    }
+    conn.pragma_update(None, "user_version", 4).unwrap();
+    let mut other = sample(Kind::Override, "docker logs mesh-controller");
+    other.session_id = "sess-2".into();
+    other.time_ms += 60_000;
+    let tx = conn.transaction().unwrap();
+    let (_, head) = chain_ends(&tx).unwrap();
+    let (id, hash) = insert(&tx, &path, &other, &head.unwrap(), "").unwrap();
+    tx.commit().unwrap();
+    drop(conn);
+    let anchored = anchor::Anchor {
+        id,
+        count: 2,
+        hash: chain::hex(&hash),
+    };
+    anchored.write(&anchor::path_for(&path)).unwrap();
+    assert_eq!(user_version(&path), 4);
+    assert_eq!(
+        index_names(&path),
+        ["events_kind_time", "events_session", "events_time"]
+    );
+
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(user_version(&path), 5);
+    assert!(index_names(&path).is_empty(), "{:?}", index_names(&path));
+    assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 2 });
+    assert_eq!(store.check_anchor().unwrap(), AnchorCheck::Holds(anchored));
+    let rows = store.rows_after(0).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1].event, other);
+
+    let by = |filter: Filter| -> Vec<i64> {
+        store.query(&filter).unwrap().iter().map(|r| r.id).collect()
+    };
+    assert_eq!(by(Filter::default()), [2, 1]);
+    let kinds = Filter {
+        kinds: vec![Kind::Override],
+        ..Filter::default()
+    };
+    assert_eq!(by(kinds), [2]);
+    let session = Filter {
+        session: Some("sess-2".into()),
+        ..Filter::default()
+    };
+    assert_eq!(by(session), [2]);
+    let since = Filter {
+        since_ms: Some(other.time_ms),
+        ..Filter::default()
+    };
+    assert_eq!(by(since), [2]);
+
+    assert_eq!(store.append(&sample(Kind::Refusal, "ssh vega")).unwrap(), 3);
+    assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 3 });
+    assert!(matches!(
+        store.check_anchor().unwrap(),
+        AnchorCheck::Holds(anchor::Anchor {
+            id: 3,
+            count: 3,
+            ..
+        })
+    ));
+}
