@@ -115,7 +115,6 @@ enum Read {
 }
 
 fn read_bounded(file: &Path) -> Option<Read> {
-    use std::io::Read as _;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let kind = std::fs::metadata(file).ok()?.file_type();
     if kind.is_char_device() {
@@ -134,14 +133,11 @@ fn read_bounded(file: &Path) -> Option<Read> {
         .custom_flags(O_NONBLOCK)
         .open(file)
         .ok()?;
-    if !handle.metadata().ok()?.is_file() {
+    let opened = handle.metadata().ok()?;
+    if !opened.is_file() {
         return Some(Read::TooLong);
     }
-    let mut bytes = Vec::new();
-    handle
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
+    let bytes = crate::ondisk::read::read_up_to(&handle, opened.len(), MAX_FILE_BYTES + 1).ok()?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Some(Read::TooLong);
     }
