@@ -8,8 +8,10 @@
 //! Gemini CLI loads. It reads them only when one of the variables is present, so the
 //! common path reads no extra file.
 
+use std::collections::HashSet;
+use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// The variables that grant the override.
 pub const OVERRIDE_VARIABLES: [&str; 2] = ["MESH_GUARD_OVERRIDE", "MESH_GUARD_OVERRIDE_SCOPE"];
@@ -37,6 +39,9 @@ const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 const MAX_SHOWN: usize = 120;
 /// Entries read from one `*.d/` folder; a folder with more counts as setting it.
 const MAX_DIR_ENTRIES: usize = 256;
+/// Entries of a folder listed to spare probes (`Existing`); past this its files are probed
+/// one by one, as if it had not been listed.
+const MAX_LISTED: usize = 4096;
 
 /// A guard variable present in the environment that a file the agent can write also sets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +91,11 @@ pub fn find(names: &[&'static str], cwd: Option<&Path>) -> Option<Planted> {
         return None;
     }
     let uid = effective_uid();
-    for (file, format) in sources(cwd) {
+    let existing = Existing::list();
+    for (file, format) in sources(cwd, &existing) {
+        if !existing.may_hold(&file) {
+            continue;
+        }
         if uid != 0 && !agent_can_write(&file, uid) {
             continue;
         }
@@ -183,8 +192,61 @@ pub fn mentions(text: &str, variable: &str) -> bool {
     })
 }
 
-/// Every file that could have set a variable in the hook's environment.
-fn sources(cwd: Option<&Path>) -> Vec<(PathBuf, Format)> {
+/// The names in the folders that hold most of the candidates (the home directory, `/etc`),
+/// listed once: most candidates are absent, and a probe of each, with one more for its
+/// `*.d/` folder, cost some fifty system calls where a listing costs five. A name missing
+/// from the listing is skipped, which is what its probe would have found; a folder that
+/// cannot be listed, or holds too much, is not used, and its candidates are probed.
+struct Existing {
+    listed: Vec<(PathBuf, HashSet<OsString>)>,
+}
+
+impl Existing {
+    fn list() -> Existing {
+        let home = crate::io::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let listed = home
+            .into_iter()
+            .chain([PathBuf::from("/etc")])
+            .filter_map(|dir| {
+                let entries = std::fs::read_dir(&dir).ok()?;
+                let mut names = HashSet::new();
+                for entry in entries.take(MAX_LISTED + 1) {
+                    names.insert(entry.ok()?.file_name());
+                }
+                (names.len() <= MAX_LISTED).then_some((dir, names))
+            })
+            .collect();
+        Existing { listed }
+    }
+
+    /// Whether `path` may exist: false only when it lies in a listed folder whose listing
+    /// lacks its first name there.
+    fn may_hold(&self, path: &Path) -> bool {
+        for (dir, names) in &self.listed {
+            let Ok(rest) = path.strip_prefix(dir) else {
+                continue;
+            };
+            match rest.components().next() {
+                Some(Component::Normal(first)) => return names.contains(first),
+                _ => continue,
+            }
+        }
+        true
+    }
+}
+
+/// Every file that could have set a variable in the hook's environment, leaving out the
+/// files and folders `existing` shows absent.
+fn sources(cwd: Option<&Path>, existing: &Existing) -> Vec<(PathBuf, Format)> {
+    let listing = |dir: &Path| {
+        if existing.may_hold(dir) {
+            listing(dir)
+        } else {
+            Vec::new()
+        }
+    };
     let mut out = Vec::new();
     let home = crate::io::var_os("HOME")
         .filter(|h| !h.is_empty())
@@ -367,6 +429,23 @@ mod tests {
         let broken = Read::Text(r#"{"env":{"MESH_GUARD_OVERRIDE":"x"},"#.into());
         assert!(sets(Format::Settings, &broken, "MESH_GUARD_OVERRIDE"));
         assert!(sets(Format::Text, &Read::TooLong, "MESH_GUARD_DB"));
+    }
+
+    #[test]
+    fn a_listing_spares_only_the_probes_of_names_it_lacks() {
+        let dir = PathBuf::from("/home/a");
+        let names = [".bashrc", ".config"].map(OsString::from).into();
+        let existing = Existing {
+            listed: vec![(dir.clone(), names)],
+        };
+        assert!(existing.may_hold(&dir.join(".bashrc")));
+        assert!(existing.may_hold(&dir.join(".config/fish/config.fish")));
+        assert!(!existing.may_hold(&dir.join(".bashrc.d")));
+        assert!(!existing.may_hold(&dir.join(".gemini/.env")));
+        assert!(existing.may_hold(Path::new("/home/a/./.bashrc")));
+        assert!(existing.may_hold(Path::new("/home/ab/.zshrc")));
+        assert!(existing.may_hold(Path::new("/etc/profile")));
+        assert!(existing.may_hold(&dir));
     }
 
     #[test]
