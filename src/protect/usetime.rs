@@ -8,10 +8,9 @@
 //! Gemini CLI loads. It reads them only when one of the variables is present, so the
 //! common path reads no extra file.
 
-use std::collections::HashSet;
-use std::ffi::OsString;
+use super::candidates::{Existing, sources};
 use std::os::unix::fs::MetadataExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// The variables that grant the override.
 pub const OVERRIDE_VARIABLES: [&str; 2] = ["MESH_GUARD_OVERRIDE", "MESH_GUARD_OVERRIDE_SCOPE"];
@@ -37,11 +36,6 @@ pub const DEFERRED_VARIABLES: [&str; 2] = ["MESH_GUARD_CATALOG", "MESH_GUARD_DB"
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// The longest file name a refusal shows.
 const MAX_SHOWN: usize = 120;
-/// Entries read from one `*.d/` folder; a folder with more counts as setting it.
-const MAX_DIR_ENTRIES: usize = 256;
-/// Entries of a folder listed to spare probes (`Existing`); past this its files are probed
-/// one by one, as if it had not been listed.
-const MAX_LISTED: usize = 4096;
 
 /// A guard variable present in the environment that a file the agent can write also sets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,7 +104,7 @@ pub fn find(names: &[&'static str], cwd: Option<&Path>) -> Option<Planted> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
+pub(super) enum Format {
     /// A Claude Code settings file: its `env` object.
     Settings,
     /// Anything a shell or an environment loader reads: any mention of the name.
@@ -131,8 +125,8 @@ fn read_bounded(file: &Path) -> Option<Read> {
         return None;
     }
     if !kind.is_file() {
-        // A folder here is one too big to list (`listing`); a pipe or socket could feed a
-        // shell anything, and opening one could wait forever. Either counts.
+        // A folder here is one too big to list (`candidates::listing`); a pipe or socket
+        // could feed a shell anything, and opening one could wait forever. Either counts.
         return Some(Read::TooLong);
     }
     // Non-blocking, so a file swapped for a pipe after the check above cannot hang the hook.
@@ -192,189 +186,6 @@ pub fn mentions(text: &str, variable: &str) -> bool {
     })
 }
 
-/// The names in the folders that hold most of the candidates (the home directory, `/etc`),
-/// listed once: most candidates are absent, and a probe of each, with one more for its
-/// `*.d/` folder, cost some fifty system calls where a listing costs five. A name missing
-/// from the listing is skipped, which is what its probe would have found; a folder that
-/// cannot be listed, or holds too much, is not used, and its candidates are probed.
-struct Existing {
-    listed: Vec<(PathBuf, HashSet<OsString>)>,
-}
-
-impl Existing {
-    fn list() -> Existing {
-        let home = crate::io::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from);
-        let listed = home
-            .into_iter()
-            .chain([PathBuf::from("/etc")])
-            .filter_map(|dir| {
-                let entries = std::fs::read_dir(&dir).ok()?;
-                let mut names = HashSet::new();
-                for entry in entries.take(MAX_LISTED + 1) {
-                    names.insert(entry.ok()?.file_name());
-                }
-                (names.len() <= MAX_LISTED).then_some((dir, names))
-            })
-            .collect();
-        Existing { listed }
-    }
-
-    /// Whether `path` may exist: false only when it lies in a listed folder whose listing
-    /// lacks its first name there.
-    fn may_hold(&self, path: &Path) -> bool {
-        for (dir, names) in &self.listed {
-            let Ok(rest) = path.strip_prefix(dir) else {
-                continue;
-            };
-            match rest.components().next() {
-                Some(Component::Normal(first)) => return names.contains(first),
-                _ => continue,
-            }
-        }
-        true
-    }
-}
-
-/// Every file that could have set a variable in the hook's environment, leaving out the
-/// files and folders `existing` shows absent.
-fn sources(cwd: Option<&Path>, existing: &Existing) -> Vec<(PathBuf, Format)> {
-    let listing = |dir: &Path| {
-        if existing.may_hold(dir) {
-            listing(dir)
-        } else {
-            Vec::new()
-        }
-    };
-    let mut out = Vec::new();
-    let home = crate::io::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    let settings_in = |dir: &Path, out: &mut Vec<(PathBuf, Format)>| {
-        for name in ["settings.json", "settings.local.json"] {
-            out.push((dir.join(name), Format::Settings));
-        }
-    };
-    // Claude Code: user, CLAUDE_CONFIG_DIR, managed, then every project root.
-    if let Some(home) = &home {
-        settings_in(&home.join(".claude"), &mut out);
-    }
-    if let Some(dir) = crate::io::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        for file in listing(Path::new(&dir)) {
-            let name = file.file_name().unwrap_or_default().to_string_lossy();
-            if name.starts_with("settings") && name.ends_with(".json") {
-                out.push((file, Format::Settings));
-            }
-        }
-    }
-    out.push((
-        PathBuf::from("/etc/claude-code/managed-settings.json"),
-        Format::Settings,
-    ));
-    for file in listing(Path::new("/etc/claude-code/managed-settings.d")) {
-        out.push((file, Format::Settings));
-    }
-    let project = crate::io::var_os("CLAUDE_PROJECT_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from);
-    let roots: Vec<PathBuf> = project
-        .iter()
-        .cloned()
-        .chain(
-            cwd.into_iter()
-                .flat_map(|c| c.ancestors().map(Path::to_path_buf)),
-        )
-        .collect();
-    for root in &roots {
-        settings_in(&root.join(".claude"), &mut out);
-        // Gemini CLI loads the nearest `.gemini/.env` or `.env` into its own environment.
-        out.push((root.join(".gemini/.env"), Format::Text));
-        out.push((root.join(".env"), Format::Text));
-    }
-    // Shell startup and environment files, with their snippet folders.
-    let text = |file: PathBuf, out: &mut Vec<(PathBuf, Format)>| {
-        let folder = PathBuf::from(format!("{}.d", file.display()));
-        out.push((file, Format::Text));
-        out.extend(listing(&folder).into_iter().map(|f| (f, Format::Text)));
-    };
-    if let Some(home) = &home {
-        for name in [
-            ".bashrc",
-            ".bash_profile",
-            ".bash_login",
-            ".bash_logout",
-            ".bash_aliases",
-            ".profile",
-            ".zshrc",
-            ".zshenv",
-            ".zprofile",
-            ".zlogin",
-            ".kshrc",
-            ".mkshrc",
-            ".pam_environment",
-            ".env",
-            ".gemini/.env",
-            ".config/fish/config.fish",
-        ] {
-            text(home.join(name), &mut out);
-        }
-        for folder in [".config/environment.d", ".config/fish/conf.d", ".profile.d"] {
-            out.extend(
-                listing(&home.join(folder))
-                    .into_iter()
-                    .map(|f| (f, Format::Text)),
-            );
-        }
-    }
-    if let Some(zdotdir) = crate::io::var_os("ZDOTDIR").filter(|d| !d.is_empty()) {
-        for name in [".zshrc", ".zshenv", ".zprofile", ".zlogin"] {
-            text(Path::new(&zdotdir).join(name), &mut out);
-        }
-    }
-    for file in [
-        "/etc/profile",
-        "/etc/bash.bashrc",
-        "/etc/bashrc",
-        "/etc/environment",
-        "/etc/zshenv",
-        "/etc/zshrc",
-        "/etc/zprofile",
-        "/etc/zsh/zshenv",
-        "/etc/zsh/zshrc",
-        "/etc/zsh/zprofile",
-        "/etc/security/pam_env.conf",
-        "/etc/fish/config.fish",
-    ] {
-        text(PathBuf::from(file), &mut out);
-    }
-    for folder in ["/etc/environment.d", "/etc/fish/conf.d"] {
-        out.extend(
-            listing(Path::new(folder))
-                .into_iter()
-                .map(|f| (f, Format::Text)),
-        );
-    }
-    out
-}
-
-/// A folder's entries (one level), or, past the bound, the folder itself, which the
-/// caller cannot read and so fails closed on: see `find`.
-fn listing(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .take(MAX_DIR_ENTRIES + 1)
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    if files.len() > MAX_DIR_ENTRIES {
-        return vec![dir.to_path_buf()];
-    }
-    files.sort();
-    files
-}
-
 /// This process's user (root, for whom every file is writable, counts every file). Unknown
 /// counts as root: every file then counts.
 fn effective_uid() -> u32 {
@@ -429,23 +240,6 @@ mod tests {
         let broken = Read::Text(r#"{"env":{"MESH_GUARD_OVERRIDE":"x"},"#.into());
         assert!(sets(Format::Settings, &broken, "MESH_GUARD_OVERRIDE"));
         assert!(sets(Format::Text, &Read::TooLong, "MESH_GUARD_DB"));
-    }
-
-    #[test]
-    fn a_listing_spares_only_the_probes_of_names_it_lacks() {
-        let dir = PathBuf::from("/home/a");
-        let names = [".bashrc", ".config"].map(OsString::from).into();
-        let existing = Existing {
-            listed: vec![(dir.clone(), names)],
-        };
-        assert!(existing.may_hold(&dir.join(".bashrc")));
-        assert!(existing.may_hold(&dir.join(".config/fish/config.fish")));
-        assert!(!existing.may_hold(&dir.join(".bashrc.d")));
-        assert!(!existing.may_hold(&dir.join(".gemini/.env")));
-        assert!(existing.may_hold(Path::new("/home/a/./.bashrc")));
-        assert!(existing.may_hold(Path::new("/home/ab/.zshrc")));
-        assert!(existing.may_hold(Path::new("/etc/profile")));
-        assert!(existing.may_hold(&dir));
     }
 
     #[test]
