@@ -177,6 +177,40 @@ fn an_override_planted_in_a_startup_snippet_with_the_append_form_is_refused() {
     }
 }
 
+/// The scan lists the home directory once and probes only the names it holds: a snippet
+/// folder whose startup file is absent, a dot file that is a symlink, a file one folder
+/// down, and a home spelled with a trailing `/.` are all still found.
+#[test]
+fn an_override_planted_where_only_the_home_listing_shows_it_is_refused() {
+    for (file, text, home_suffix) in [
+        (
+            "home/.zlogin.d/10-x.sh",
+            "export MESH_GUARD_OVERRIDE=1\n",
+            "",
+        ),
+        ("home/.gemini/.env", "MESH_GUARD_OVERRIDE=1\n", ""),
+        ("elsewhere/pam", "MESH_GUARD_OVERRIDE DEFAULT=1\n", ""),
+        (
+            "home/.profile.d/x.sh",
+            "export MESH_GUARD_OVERRIDE=1\n",
+            "/.",
+        ),
+        ("home/.kshrc", "export MESH_GUARD_OVERRIDE=1\n", "/"),
+    ] {
+        let s = Setup::new("ut-listed");
+        let planted = s.write(file, text);
+        if file.starts_with("elsewhere/") {
+            std::os::unix::fs::symlink(&planted, s.home().join(".pam_environment")).unwrap();
+        }
+        let home = format!("{}{home_suffix}", s.home().display());
+        let out = s.bash("ssh atlas uptime", &[(OVERRIDE, "x"), ("HOME", &home)]);
+        assert_eq!(out.code, 2, "{file}: {}", out.stderr);
+        let rows = rows(&s.db());
+        assert_eq!(rows.len(), 1, "{file}");
+        assert_eq!(rows[0].0, "override-attempt", "{file}");
+    }
+}
+
 #[test]
 fn a_guard_variable_set_by_settings_env_refuses_every_command() {
     for (var, value) in [

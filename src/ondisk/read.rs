@@ -130,15 +130,14 @@ pub fn read_bounded(path: &Path) -> Read {
         return Read::Unreadable;
     };
     // The path may have changed between the check and the open.
-    match file.metadata() {
-        Ok(opened) if opened.is_file() => {}
+    let size = match file.metadata() {
+        Ok(opened) if opened.is_file() => opened.len(),
         _ => return Read::Unreadable,
-    }
-    let mut bytes = Vec::new();
-    if file
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .is_err()
+    };
+    let Ok(bytes) = read_up_to(&file, size, MAX_FILE_BYTES + 1) else {
+        return Read::Unreadable;
+    };
+    if bytes.len() as u64 > MAX_FILE_BYTES
         || bytes.len() as u64 > MAX_FILE_BYTES
         || bytes.contains(&0)
     {
@@ -148,6 +147,34 @@ pub fn read_bounded(path: &Path) -> Read {
         Ok(text) => Read::Text(text),
         Err(_) => Read::Unreadable,
     }
+}
+
+/// At most `limit` bytes of an open file whose `fstat` said `size`: a buffer of that size
+/// (plus one, to see the end) makes a file one read and the read that sees its end, where
+/// a buffer grown from empty took one read per doubling. A file that grew since is still
+/// read on, up to `limit`.
+pub fn read_up_to(mut file: &std::fs::File, size: u64, limit: u64) -> std::io::Result<Vec<u8>> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let first = usize::try_from(size).map_or(limit, |size| size.saturating_add(1).min(limit));
+    let mut bytes = vec![0; first];
+    let mut filled = 0;
+    loop {
+        if filled == bytes.len() {
+            if bytes.len() >= limit {
+                break;
+            }
+            let grown = bytes.len().saturating_mul(2).clamp(4096, limit);
+            bytes.resize(grown, 0);
+        }
+        match file.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(read) => filled += read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    bytes.truncate(filled);
+    Ok(bytes)
 }
 
 /// The text of a script run by path (`bash x.sh`, `./x.sh`, `source x.sh`), relative paths
@@ -179,6 +206,23 @@ mod tests {
         let big = vec![b'a'; MAX_FILE_BYTES as usize + 1];
         std::fs::write(dir.path().join("big"), big).unwrap();
         assert_eq!(read_bounded(&dir.path().join("big")), Read::Unreadable);
+    }
+
+    #[test]
+    fn a_sized_read_stops_at_the_limit_and_follows_a_file_that_grew() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![b'a'; 10_000]).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        // The size told is stale (the file grew after its fstat): the read goes on.
+        assert_eq!(read_up_to(&file, 10, 1 << 20).unwrap().len(), 10_000);
+        let file = std::fs::File::open(&path).unwrap();
+        assert_eq!(read_up_to(&file, 10_000, 101).unwrap().len(), 101);
+        let file = std::fs::File::open(&path).unwrap();
+        assert_eq!(read_up_to(&file, 0, 0).unwrap().len(), 0);
+        std::fs::write(&path, "").unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        assert!(read_up_to(&file, 0, 5).unwrap().is_empty());
     }
 
     #[test]

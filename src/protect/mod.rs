@@ -2,6 +2,7 @@
 //! rules, record, cache, binary, plugin and the agent's hook settings are the operator's;
 //! so are the guard's variables in the files a future session starts from.
 
+mod candidates;
 mod paths;
 pub mod usetime;
 mod variables;

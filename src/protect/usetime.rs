@@ -8,6 +8,7 @@
 //! Gemini CLI loads. It reads them only when one of the variables is present, so the
 //! common path reads no extra file.
 
+use super::candidates::{Existing, sources};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -35,8 +36,6 @@ pub const DEFERRED_VARIABLES: [&str; 2] = ["MESH_GUARD_CATALOG", "MESH_GUARD_DB"
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// The longest file name a refusal shows.
 const MAX_SHOWN: usize = 120;
-/// Entries read from one `*.d/` folder; a folder with more counts as setting it.
-const MAX_DIR_ENTRIES: usize = 256;
 
 /// A guard variable present in the environment that a file the agent can write also sets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +85,11 @@ pub fn find(names: &[&'static str], cwd: Option<&Path>) -> Option<Planted> {
         return None;
     }
     let uid = effective_uid();
-    for (file, format) in sources(cwd) {
+    let existing = Existing::list();
+    for (file, format) in sources(cwd, &existing) {
+        if !existing.may_hold(&file) {
+            continue;
+        }
         if uid != 0 && !agent_can_write(&file, uid) {
             continue;
         }
@@ -101,7 +104,7 @@ pub fn find(names: &[&'static str], cwd: Option<&Path>) -> Option<Planted> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
+pub(super) enum Format {
     /// A Claude Code settings file: its `env` object.
     Settings,
     /// Anything a shell or an environment loader reads: any mention of the name.
@@ -115,7 +118,6 @@ enum Read {
 }
 
 fn read_bounded(file: &Path) -> Option<Read> {
-    use std::io::Read as _;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let kind = std::fs::metadata(file).ok()?.file_type();
     if kind.is_char_device() {
@@ -123,8 +125,8 @@ fn read_bounded(file: &Path) -> Option<Read> {
         return None;
     }
     if !kind.is_file() {
-        // A folder here is one too big to list (`listing`); a pipe or socket could feed a
-        // shell anything, and opening one could wait forever. Either counts.
+        // A folder here is one too big to list (`candidates::listing`); a pipe or socket
+        // could feed a shell anything, and opening one could wait forever. Either counts.
         return Some(Read::TooLong);
     }
     // Non-blocking, so a file swapped for a pipe after the check above cannot hang the hook.
@@ -134,14 +136,11 @@ fn read_bounded(file: &Path) -> Option<Read> {
         .custom_flags(O_NONBLOCK)
         .open(file)
         .ok()?;
-    if !handle.metadata().ok()?.is_file() {
+    let opened = handle.metadata().ok()?;
+    if !opened.is_file() {
         return Some(Read::TooLong);
     }
-    let mut bytes = Vec::new();
-    handle
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
+    let bytes = crate::ondisk::read::read_up_to(&handle, opened.len(), MAX_FILE_BYTES + 1).ok()?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Some(Read::TooLong);
     }
@@ -185,136 +184,6 @@ pub fn mentions(text: &str, variable: &str) -> bool {
             .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
         !glued_before && variable.starts_with(&word)
     })
-}
-
-/// Every file that could have set a variable in the hook's environment.
-fn sources(cwd: Option<&Path>) -> Vec<(PathBuf, Format)> {
-    let mut out = Vec::new();
-    let home = crate::io::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    let settings_in = |dir: &Path, out: &mut Vec<(PathBuf, Format)>| {
-        for name in ["settings.json", "settings.local.json"] {
-            out.push((dir.join(name), Format::Settings));
-        }
-    };
-    // Claude Code: user, CLAUDE_CONFIG_DIR, managed, then every project root.
-    if let Some(home) = &home {
-        settings_in(&home.join(".claude"), &mut out);
-    }
-    if let Some(dir) = crate::io::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        for file in listing(Path::new(&dir)) {
-            let name = file.file_name().unwrap_or_default().to_string_lossy();
-            if name.starts_with("settings") && name.ends_with(".json") {
-                out.push((file, Format::Settings));
-            }
-        }
-    }
-    out.push((
-        PathBuf::from("/etc/claude-code/managed-settings.json"),
-        Format::Settings,
-    ));
-    for file in listing(Path::new("/etc/claude-code/managed-settings.d")) {
-        out.push((file, Format::Settings));
-    }
-    let project = crate::io::var_os("CLAUDE_PROJECT_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from);
-    let roots: Vec<PathBuf> = project
-        .iter()
-        .cloned()
-        .chain(
-            cwd.into_iter()
-                .flat_map(|c| c.ancestors().map(Path::to_path_buf)),
-        )
-        .collect();
-    for root in &roots {
-        settings_in(&root.join(".claude"), &mut out);
-        // Gemini CLI loads the nearest `.gemini/.env` or `.env` into its own environment.
-        out.push((root.join(".gemini/.env"), Format::Text));
-        out.push((root.join(".env"), Format::Text));
-    }
-    // Shell startup and environment files, with their snippet folders.
-    let text = |file: PathBuf, out: &mut Vec<(PathBuf, Format)>| {
-        let folder = PathBuf::from(format!("{}.d", file.display()));
-        out.push((file, Format::Text));
-        out.extend(listing(&folder).into_iter().map(|f| (f, Format::Text)));
-    };
-    if let Some(home) = &home {
-        for name in [
-            ".bashrc",
-            ".bash_profile",
-            ".bash_login",
-            ".bash_logout",
-            ".bash_aliases",
-            ".profile",
-            ".zshrc",
-            ".zshenv",
-            ".zprofile",
-            ".zlogin",
-            ".kshrc",
-            ".mkshrc",
-            ".pam_environment",
-            ".env",
-            ".gemini/.env",
-            ".config/fish/config.fish",
-        ] {
-            text(home.join(name), &mut out);
-        }
-        for folder in [".config/environment.d", ".config/fish/conf.d", ".profile.d"] {
-            out.extend(
-                listing(&home.join(folder))
-                    .into_iter()
-                    .map(|f| (f, Format::Text)),
-            );
-        }
-    }
-    if let Some(zdotdir) = crate::io::var_os("ZDOTDIR").filter(|d| !d.is_empty()) {
-        for name in [".zshrc", ".zshenv", ".zprofile", ".zlogin"] {
-            text(Path::new(&zdotdir).join(name), &mut out);
-        }
-    }
-    for file in [
-        "/etc/profile",
-        "/etc/bash.bashrc",
-        "/etc/bashrc",
-        "/etc/environment",
-        "/etc/zshenv",
-        "/etc/zshrc",
-        "/etc/zprofile",
-        "/etc/zsh/zshenv",
-        "/etc/zsh/zshrc",
-        "/etc/zsh/zprofile",
-        "/etc/security/pam_env.conf",
-        "/etc/fish/config.fish",
-    ] {
-        text(PathBuf::from(file), &mut out);
-    }
-    for folder in ["/etc/environment.d", "/etc/fish/conf.d"] {
-        out.extend(
-            listing(Path::new(folder))
-                .into_iter()
-                .map(|f| (f, Format::Text)),
-        );
-    }
-    out
-}
-
-/// A folder's entries (one level), or, past the bound, the folder itself, which the
-/// caller cannot read and so fails closed on: see `find`.
-fn listing(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .take(MAX_DIR_ENTRIES + 1)
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    if files.len() > MAX_DIR_ENTRIES {
-        return vec![dir.to_path_buf()];
-    }
-    files.sort();
-    files
 }
 
 /// This process's user (root, for whom every file is writable, counts every file). Unknown

@@ -52,7 +52,6 @@ pub fn after(path: &Path, input: &str) -> Option<String> {
 /// The file as it is now: empty when absent or not a regular file (a pipe is never
 /// opened, and opening is non-blocking, so the hook cannot be made to wait).
 fn current(path: &Path) -> String {
-    use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     const O_NONBLOCK: i32 = 0o4000;
     let mut bytes = Vec::new();
@@ -62,9 +61,12 @@ fn current(path: &Path) -> String {
         .custom_flags(O_NONBLOCK)
         .open(path);
     if let (true, Ok(file)) = (regular, opened)
-        && file.metadata().is_ok_and(|m| m.is_file())
+        && let Ok(metadata) = file.metadata()
+        && metadata.is_file()
     {
-        let _ = file.take(MAX_FILE_BYTES).read_to_end(&mut bytes);
+        // A read that fails part-way leaves the content unknown: empty, as for a pipe.
+        bytes = crate::ondisk::read::read_up_to(&file, metadata.len(), MAX_FILE_BYTES)
+            .unwrap_or_default();
     }
     String::from_utf8_lossy(&bytes).into_owned()
 }

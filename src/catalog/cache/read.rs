@@ -7,14 +7,18 @@ use super::{DIR_ENTRY, FORMAT, MAGIC, Miss, PREFIX, TABLES, TOOLS_TAG, Table};
 use crate::catalog::Cidr;
 use crate::catalog::index::{Index, ModuleEntry, Patterns, Ranges, ToolEntry};
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::SystemTime;
 
 /// Reads up to this many bytes without asking the file's size first: a bucket or a header.
 const SMALL_READ: usize = 64 * 1024;
+/// Bytes of verified records one view keeps: a refusal's lookups fit many times over; a
+/// scan of every key (a glob) reads on past it without keeping more.
+const MEMO_BYTES: usize = 256 * 1024;
 
 #[cfg(unix)]
 pub(crate) fn read_at(file: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
@@ -50,6 +54,17 @@ pub struct View {
     tools: (u64, u64),
     broken: AtomicBool,
     all_tools: OnceLock<Vec<ToolEntry>>,
+    /// Records already read and verified: a refusal looks up the same buckets for its
+    /// decision, its message and its "instead" ranking. Only whole, checked records are
+    /// kept, so a damaged one is read (and found broken) every time, as without it. Kept
+    /// in memory rather than mapped: a file cut short under a mapping would kill the hook.
+    memo: Mutex<Memo>,
+}
+
+#[derive(Debug, Default)]
+struct Memo {
+    bytes: usize,
+    records: HashMap<(u8, u64, u64), Vec<u8>>,
 }
 
 /// Opens the cache at `cache` for the catalog at `catalog`, if it is whole and current.
@@ -159,6 +174,7 @@ pub(crate) fn open(cache: &Path, catalog: &Path) -> Result<View, Miss> {
         tools,
         broken: AtomicBool::new(false),
         all_tools: OnceLock::new(),
+        memo: Mutex::default(),
     })
 }
 
@@ -198,6 +214,26 @@ impl View {
 
     /// Record `index` of a directory at `dir` (in the body), its check verified.
     pub(crate) fn record(&self, tag: u8, dir: u64, index: u64) -> Option<Vec<u8>> {
+        let key = (tag, dir, index);
+        let kept = self
+            .memo
+            .lock()
+            .ok()
+            .and_then(|m| m.records.get(&key).cloned());
+        if kept.is_some() {
+            return kept;
+        }
+        let bytes = self.read_record(tag, dir, index)?;
+        if let Ok(mut memo) = self.memo.lock()
+            && memo.bytes + bytes.len() <= MEMO_BYTES
+        {
+            memo.bytes += bytes.len();
+            memo.records.insert(key, bytes.clone());
+        }
+        Some(bytes)
+    }
+
+    fn read_record(&self, tag: u8, dir: u64, index: u64) -> Option<Vec<u8>> {
         let entry = read_at(
             &self.file,
             self.body + dir + index * DIR_ENTRY,

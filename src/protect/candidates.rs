@@ -1,0 +1,220 @@
+//! The files the use-time check (`usetime`) reads: every file that could have put a guard
+//! variable into the hook's environment, and the listings that spare the probes of the
+//! absent ones (decision 0040).
+
+use super::usetime::Format;
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+/// Entries read from one `*.d/` folder; a folder with more counts as setting it.
+const MAX_DIR_ENTRIES: usize = 256;
+/// Entries of a folder listed to spare probes (`Existing`); past this its files are probed
+/// one by one, as if it had not been listed.
+const MAX_LISTED: usize = 4096;
+
+/// The names in the folder that holds most of the candidates (the home directory), listed
+/// once: most candidates are absent, and a probe of each, with one more for its `*.d/`
+/// folder, cost some thirty-five system calls where a listing costs five. A name missing
+/// from the listing is skipped, which is what its probe would have found; a folder that
+/// cannot be listed, or holds too much, is not used, and its candidates are probed.
+pub(super) struct Existing {
+    listed: Vec<(PathBuf, HashSet<OsString>)>,
+}
+
+impl Existing {
+    pub(super) fn list() -> Existing {
+        let home = crate::io::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        // Not `/etc`: its hundred-odd names cost more to list and keep than the two dozen
+        // probes they would spare (measured: docs/performance.md).
+        let listed = home
+            .into_iter()
+            .filter_map(|dir| {
+                let entries = std::fs::read_dir(&dir).ok()?;
+                let mut names = HashSet::new();
+                for entry in entries.take(MAX_LISTED + 1) {
+                    names.insert(entry.ok()?.file_name());
+                }
+                (names.len() <= MAX_LISTED).then_some((dir, names))
+            })
+            .collect();
+        Existing { listed }
+    }
+
+    /// Whether `path` may exist: false only when it lies in a listed folder whose listing
+    /// lacks its first name there.
+    pub(super) fn may_hold(&self, path: &Path) -> bool {
+        for (dir, names) in &self.listed {
+            let Ok(rest) = path.strip_prefix(dir) else {
+                continue;
+            };
+            match rest.components().next() {
+                Some(Component::Normal(first)) => return names.contains(first),
+                _ => continue,
+            }
+        }
+        true
+    }
+}
+
+/// Every file that could have set a variable in the hook's environment, leaving out the
+/// files and folders `existing` shows absent.
+pub(super) fn sources(cwd: Option<&Path>, existing: &Existing) -> Vec<(PathBuf, Format)> {
+    let listing = |dir: &Path| {
+        if existing.may_hold(dir) {
+            listing(dir)
+        } else {
+            Vec::new()
+        }
+    };
+    let mut out = Vec::new();
+    let home = crate::io::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let settings_in = |dir: &Path, out: &mut Vec<(PathBuf, Format)>| {
+        for name in ["settings.json", "settings.local.json"] {
+            out.push((dir.join(name), Format::Settings));
+        }
+    };
+    // Claude Code: user, CLAUDE_CONFIG_DIR, managed, then every project root.
+    if let Some(home) = &home {
+        settings_in(&home.join(".claude"), &mut out);
+    }
+    if let Some(dir) = crate::io::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        for file in listing(Path::new(&dir)) {
+            let name = file.file_name().unwrap_or_default().to_string_lossy();
+            if name.starts_with("settings") && name.ends_with(".json") {
+                out.push((file, Format::Settings));
+            }
+        }
+    }
+    out.push((
+        PathBuf::from("/etc/claude-code/managed-settings.json"),
+        Format::Settings,
+    ));
+    for file in listing(Path::new("/etc/claude-code/managed-settings.d")) {
+        out.push((file, Format::Settings));
+    }
+    let project = crate::io::var_os("CLAUDE_PROJECT_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
+    let roots: Vec<PathBuf> = project
+        .iter()
+        .cloned()
+        .chain(
+            cwd.into_iter()
+                .flat_map(|c| c.ancestors().map(Path::to_path_buf)),
+        )
+        .collect();
+    for root in &roots {
+        settings_in(&root.join(".claude"), &mut out);
+        // Gemini CLI loads the nearest `.gemini/.env` or `.env` into its own environment.
+        out.push((root.join(".gemini/.env"), Format::Text));
+        out.push((root.join(".env"), Format::Text));
+    }
+    // Shell startup and environment files, with their snippet folders.
+    let text = |file: PathBuf, out: &mut Vec<(PathBuf, Format)>| {
+        let folder = PathBuf::from(format!("{}.d", file.display()));
+        out.push((file, Format::Text));
+        out.extend(listing(&folder).into_iter().map(|f| (f, Format::Text)));
+    };
+    if let Some(home) = &home {
+        for name in [
+            ".bashrc",
+            ".bash_profile",
+            ".bash_login",
+            ".bash_logout",
+            ".bash_aliases",
+            ".profile",
+            ".zshrc",
+            ".zshenv",
+            ".zprofile",
+            ".zlogin",
+            ".kshrc",
+            ".mkshrc",
+            ".pam_environment",
+            ".env",
+            ".gemini/.env",
+            ".config/fish/config.fish",
+        ] {
+            text(home.join(name), &mut out);
+        }
+        for folder in [".config/environment.d", ".config/fish/conf.d", ".profile.d"] {
+            out.extend(
+                listing(&home.join(folder))
+                    .into_iter()
+                    .map(|f| (f, Format::Text)),
+            );
+        }
+    }
+    if let Some(zdotdir) = crate::io::var_os("ZDOTDIR").filter(|d| !d.is_empty()) {
+        for name in [".zshrc", ".zshenv", ".zprofile", ".zlogin"] {
+            text(Path::new(&zdotdir).join(name), &mut out);
+        }
+    }
+    for file in [
+        "/etc/profile",
+        "/etc/bash.bashrc",
+        "/etc/bashrc",
+        "/etc/environment",
+        "/etc/zshenv",
+        "/etc/zshrc",
+        "/etc/zprofile",
+        "/etc/zsh/zshenv",
+        "/etc/zsh/zshrc",
+        "/etc/zsh/zprofile",
+        "/etc/security/pam_env.conf",
+        "/etc/fish/config.fish",
+    ] {
+        text(PathBuf::from(file), &mut out);
+    }
+    for folder in ["/etc/environment.d", "/etc/fish/conf.d"] {
+        out.extend(
+            listing(Path::new(folder))
+                .into_iter()
+                .map(|f| (f, Format::Text)),
+        );
+    }
+    out
+}
+
+/// A folder's entries (one level), or, past the bound, the folder itself, which the
+/// caller cannot read and so fails closed on: see `find`.
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .take(MAX_DIR_ENTRIES + 1)
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    if files.len() > MAX_DIR_ENTRIES {
+        return vec![dir.to_path_buf()];
+    }
+    files.sort();
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_spares_only_the_probes_of_names_it_lacks() {
+        let dir = PathBuf::from("/home/a");
+        let names = [".bashrc", ".config"].map(OsString::from).into();
+        let existing = Existing {
+            listed: vec![(dir.clone(), names)],
+        };
+        assert!(existing.may_hold(&dir.join(".bashrc")));
+        assert!(existing.may_hold(&dir.join(".config/fish/config.fish")));
+        assert!(!existing.may_hold(&dir.join(".bashrc.d")));
+        assert!(!existing.may_hold(&dir.join(".gemini/.env")));
+        assert!(existing.may_hold(Path::new("/home/a/./.bashrc")));
+        assert!(existing.may_hold(Path::new("/home/ab/.zshrc")));
+        assert!(existing.may_hold(Path::new("/etc/profile")));
+        assert!(existing.may_hold(&dir));
+    }
+}
