@@ -79,16 +79,22 @@ fn with_suffix(db: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(p)
 }
 
+/// A scratch directory and, in it, the record's directory, database and log, by their
+/// resolved paths (strace names files so).
+fn record_in(name: &str) -> (Scratch, PathBuf, PathBuf, PathBuf) {
+    let scratch = Scratch::new(name);
+    let dir = scratch.0.canonicalize().unwrap().join("record");
+    let db = dir.join("audit.db");
+    let wal = with_suffix(&db, "-wal");
+    (scratch, dir, db, wal)
+}
+
 #[test]
 fn an_existing_log_is_opened_without_a_directory_sync_and_a_new_one_with_it() {
     if strace().is_none() {
         return;
     }
-    let scratch = Scratch::new("dirsync");
-    // strace names files by their resolved path.
-    let dir = scratch.0.canonicalize().unwrap().join("record");
-    let db = dir.join("audit.db");
-    let wal = with_suffix(&db, "-wal");
+    let (scratch, dir, db, wal) = record_in("dirsync");
 
     let first = refusal(&scratch, &db);
     assert!(wal.exists(), "the first hook creates the log");
@@ -144,10 +150,7 @@ fn a_log_created_by_a_reader_has_its_directory_synced() {
     if strace().is_none() {
         return;
     }
-    let scratch = Scratch::new("dirsync-reader");
-    let dir = scratch.0.canonicalize().unwrap().join("record");
-    let db = dir.join("audit.db");
-    let wal = with_suffix(&db, "-wal");
+    let (scratch, dir, db, wal) = record_in("dirsync-reader");
     refusal(&scratch, &db);
     rusqlite::Connection::open(&db)
         .unwrap()
