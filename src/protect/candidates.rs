@@ -31,14 +31,7 @@ impl Existing {
         // probes they would spare (measured: docs/performance.md).
         let listed = home
             .into_iter()
-            .filter_map(|dir| {
-                let entries = std::fs::read_dir(&dir).ok()?;
-                let mut names = HashSet::new();
-                for entry in entries.take(MAX_LISTED + 1) {
-                    names.insert(entry.ok()?.file_name());
-                }
-                (names.len() <= MAX_LISTED).then_some((dir, names))
-            })
+            .filter_map(|dir| names_in(&dir).map(|names| (dir, names)))
             .collect();
         Existing { listed }
     }
@@ -51,7 +44,9 @@ impl Existing {
                 continue;
             };
             match rest.components().next() {
-                Some(Component::Normal(first)) => return names.contains(first),
+                Some(Component::Normal(first)) => {
+                    return names.contains(&first.to_ascii_lowercase());
+                }
                 _ => continue,
             }
         }
@@ -197,6 +192,29 @@ fn listing(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The names in `dir`, in ASCII lower case; `None` when it cannot be listed, holds too
+/// many, or holds a name that is not ASCII.
+fn names_in(dir: &Path) -> Option<HashSet<OsString>> {
+    // Only where a name means exactly its bytes: a case-insensitive file system (macOS's
+    // default) opens `.zshenv` for a file listed as `.ZSHENV`.
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let entries = std::fs::read_dir(dir).ok()?;
+    let mut names = HashSet::new();
+    for entry in entries.take(MAX_LISTED + 1) {
+        let name = entry.ok()?.file_name();
+        // A Linux folder can fold case too (ext4 `casefold`): names are compared in ASCII
+        // lower case, and a listing with any other name is not used, since Unicode folding
+        // could make it one of the candidates.
+        if !name.is_ascii() {
+            return None;
+        }
+        names.insert(name.to_ascii_lowercase());
+    }
+    (names.len() <= MAX_LISTED).then_some(names)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,5 +234,21 @@ mod tests {
         assert!(existing.may_hold(Path::new("/home/ab/.zshrc")));
         assert!(existing.may_hold(Path::new("/etc/profile")));
         assert!(existing.may_hold(&dir));
+    }
+
+    #[test]
+    fn a_listing_matches_names_in_any_case_and_is_not_used_with_other_names() {
+        let dir = std::env::temp_dir().join(format!("mesh-guard-names-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(".ZSHENV"), "").unwrap();
+        let existing = Existing {
+            listed: vec![(dir.clone(), names_in(&dir).unwrap())],
+        };
+        assert!(existing.may_hold(&dir.join(".zshenv")));
+        assert!(!existing.may_hold(&dir.join(".bashrc")));
+        std::fs::write(dir.join(".zſhenv"), "").unwrap();
+        let listed = names_in(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(listed.is_none(), "a name that is not ASCII");
     }
 }

@@ -123,8 +123,10 @@ pub(crate) fn inline_code(command: &Command, code: &str, out: &mut Vec<Step>) {
     // Any literal may start an argument list; a bounded number keeps this linear enough.
     for start in 0..literals.len().min(64) {
         if literals.len() - start > 1 {
+            // A program and its arguments: the first words after it are enough to judge it.
             let argv: Vec<String> = literals[start..]
                 .iter()
+                .take(256)
                 .map(|l| shell_words::quote(l).into_owned())
                 .collect();
             out.push(payload(command, argv.join(" ")));
@@ -244,7 +246,22 @@ impl Chains {
         if self.runs.iter().all(|run| run.len() < 2) {
             return;
         }
-        let literals: Vec<String> = out.iter().chain(arguments).take(48).cloned().collect();
+        // Bounded, as every value becomes a command to decide: a host's name is short, a
+        // run of many parts is not a command line, and the values stop at a total size.
+        let mut literals: Vec<String> = Vec::new();
+        for literal in out.iter().chain(arguments) {
+            if literals.len() == MAX_SUBSTITUTES {
+                break;
+            }
+            if !literal.is_empty() && literal.len() <= MAX_SUBSTITUTE && !literals.contains(literal)
+            {
+                literals.push(literal.clone());
+            }
+        }
+        let mut budget = Budget {
+            values: MAX_JOINED,
+            bytes: MAX_JOINED_BYTES,
+        };
         let join = |run: &[Part], unknown: &str| -> String {
             run.iter()
                 .map(|part| match part {
@@ -255,17 +272,40 @@ impl Chains {
         };
         let known = |run: &&Vec<Part>| run.iter().all(|p| matches!(p, Part::Literal(_)));
         for run in self.runs.iter().filter(known) {
-            out.push(join(run, ""));
+            budget.push(out, join(run, ""));
         }
-        for run in self
-            .runs
-            .iter()
-            .filter(|r| r.iter().any(|p| matches!(p, Part::Unknown)))
-        {
+        let with_a_name =
+            |r: &&Vec<Part>| r.len() <= MAX_PARTS && r.iter().any(|p| matches!(p, Part::Unknown));
+        for run in self.runs.iter().filter(with_a_name) {
             for literal in &literals {
-                out.push(join(run, literal));
+                budget.push(out, join(run, literal));
             }
         }
+    }
+}
+
+/// At most this many joined values, and bytes in all, per piece of code.
+const MAX_JOINED: usize = 256;
+const MAX_JOINED_BYTES: usize = 64 * 1024;
+/// A name's value is tried as each literal up to a host name's length, at most this many.
+const MAX_SUBSTITUTE: usize = 255;
+const MAX_SUBSTITUTES: usize = 32;
+/// A run with a name is tried only up to this many parts (`"ssh " + user + "@" + host`).
+const MAX_PARTS: usize = 8;
+
+struct Budget {
+    values: usize,
+    bytes: usize,
+}
+
+impl Budget {
+    fn push(&mut self, out: &mut Vec<String>, value: String) {
+        if self.values == 0 || value.len() > self.bytes {
+            return;
+        }
+        self.values -= 1;
+        self.bytes -= value.len();
+        out.push(value);
     }
 }
 
@@ -306,6 +346,16 @@ mod tests {
             literals(r#"print(", ".join(["a", "b"]))"#),
             [", ", "a", "b"]
         );
+    }
+
+    #[test]
+    fn joined_values_are_bounded_in_number_and_size() {
+        let code = format!("os.system({})", vec![r#""a" + x"#; 3000].join(" + "));
+        let literals = string_literals(&code, std::slice::from_ref(&code));
+        let joined = literals.len() - 3000;
+        assert!(joined <= 256, "{joined} joined values");
+        let bytes: usize = literals[3000..].iter().map(String::len).sum();
+        assert!(bytes <= 64 * 1024, "{bytes} bytes");
     }
 
     #[test]
