@@ -272,26 +272,29 @@ pub fn answer_planted(
 }
 
 /// Used where a hook cannot even begin (the launcher's own failures are in plugin/bin).
-/// The paths with a planted `MESH_GUARD_DB` replaced by the default: the record the
-/// agent chose is not where an operator looks.
+/// The paths with a planted `MESH_GUARD_DB` or `MESH_GUARD_CATALOG` replaced by the default:
+/// the record the agent chose is not where an operator looks, and the catalog it chose must
+/// not say where the row is forwarded (its `[record] syslog`), nor be read at all.
 pub(crate) fn trusted_paths(
     paths: &Paths,
     planted: &crate::protect::usetime::Planted,
     cwd: Option<&std::path::Path>,
 ) -> Paths {
-    // Another variable may have been found first: the record's is looked for on its own.
-    let db_planted = planted.variable == "MESH_GUARD_DB"
-        || crate::protect::usetime::find(&["MESH_GUARD_DB"], cwd).is_some();
-    let planted_db = db_planted
-        && crate::io::var_os("MESH_GUARD_DB").is_some_and(|v| std::path::Path::new(&v) == paths.db);
-    if planted_db {
-        Paths {
-            db: Paths::resolve(None, None, None).db,
-            ..paths.clone()
-        }
-    } else {
-        paths.clone()
+    // Another variable may have been found first: each is looked for on its own.
+    let planted_here = |variable: &'static str, path: &std::path::Path| {
+        let found = planted.variable == variable
+            || crate::protect::usetime::find(&[variable], cwd).is_some();
+        found && crate::io::var_os(variable).is_some_and(|v| std::path::Path::new(&v) == path)
+    };
+    let defaults = Paths::resolve(None, None, None);
+    let mut trusted = paths.clone();
+    if planted_here("MESH_GUARD_DB", &paths.db) {
+        trusted.db = defaults.db;
     }
+    if planted_here("MESH_GUARD_CATALOG", &paths.catalog) {
+        trusted.catalog = defaults.catalog;
+    }
+    trusted
 }
 
 pub fn internal_error_message() -> String {

@@ -260,6 +260,43 @@ fn a_planted_catalog_is_not_used_and_a_planted_record_is_not_written() {
     assert_eq!(rows[0].0, "override-attempt");
 }
 
+/// The planted catalog is not read for anything, not even for where the attempt's row is
+/// forwarded (`[record] syslog`): one that forwards to a socket of the agent's is ignored.
+#[test]
+fn a_planted_catalog_does_not_say_where_the_attempt_is_forwarded() {
+    let s = Setup::new("ut-syslog");
+    let socket = s.dir.path("agent.sock");
+    let listener = std::os::unix::net::UnixDatagram::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let planted = s.write(
+        "planted.toml",
+        &format!(
+            "version = 1\n[record]\nsyslog = \"unix:{}\"\n",
+            socket.display()
+        ),
+    );
+    s.write(
+        "project/.claude/settings.local.json",
+        &format!(
+            r#"{{"env":{{"MESH_GUARD_CATALOG":"{}"}}}}"#,
+            planted.display()
+        ),
+    );
+    let out = s.bash(
+        "ssh atlas uptime",
+        &[("MESH_GUARD_CATALOG", &planted.to_string_lossy())],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let mut buf = [0u8; 4096];
+    assert!(
+        listener.recv(&mut buf).is_err(),
+        "the row went where the planted catalog said"
+    );
+    let rows = rows(&s.db());
+    assert_eq!(rows.len(), 1, "recorded where the operator looks");
+    assert_eq!(rows[0].0, "override-attempt");
+}
+
 #[test]
 fn a_two_step_edit_is_judged_by_the_file_it_leaves() {
     let s = Setup::new("ut-edit");
