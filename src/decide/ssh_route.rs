@@ -147,13 +147,9 @@ impl Guard<'_> {
     fn remote_shell_args(&self, program: &str, cx: &Context, walk: &Walk) -> Option<Vec<String>> {
         let args = &cx.command.words[1..];
         let given = match program {
-            "rsync" => {
-                let mut given = option_values(args, &["--rsh".into()]);
-                given.extend(short_values(args, 'e', self.ssh_short_values(program)));
-                given
-                    .pop()
-                    .or_else(|| walk.env_values(cx.command, "RSYNC_RSH").next().cloned())
-            }
+            // rsync keeps the last of `-e` and `--rsh`, wherever each is.
+            "rsync" => last_value(args, 'e', "--rsh", self.ssh_short_values(program))
+                .or_else(|| walk.env_values(cx.command, "RSYNC_RSH").next().cloned()),
             _ => option_values(args, &["--ssh".into()]).pop(),
         };
         match given {
@@ -191,7 +187,6 @@ impl Guard<'_> {
 
 /// What an ssh command line says of its configuration: `-o` options, `-J` jumps and the
 /// last `-F` file.
-#[derive(Default)]
 struct SshOptions {
     options: Vec<String>,
     jumps: Vec<String>,
@@ -202,40 +197,64 @@ struct SshOptions {
 /// end of a bundle of flags (`-4Fx`), and `--` ends the options. `takes_value` lists the
 /// program's short options that take a value, so the rest of a word after one is its value.
 fn ssh_options(args: &[String], takes_value: &str) -> SshOptions {
-    let mut out = SshOptions::default();
-    for (letter, into) in [('o', 0), ('J', 1), ('F', 2)] {
-        for value in short_values(args, letter, takes_value) {
-            match into {
-                0 => out.options.push(value),
-                1 => out.jumps.push(value),
-                _ => out.config = Some(value),
-            }
-        }
+    let values = |letter| short_values(args, letter, takes_value);
+    SshOptions {
+        options: values('o'),
+        jumps: values('J'),
+        // ssh keeps the last `-F`.
+        config: values('F').pop(),
     }
-    out
 }
 
 /// Every value of the short option `letter` in `args`, read as getopt reads a bundle.
 fn short_values(args: &[String], letter: char, takes_value: &str) -> Vec<String> {
+    values_at(args, letter, None, takes_value)
+        .into_iter()
+        .map(|(_, value)| value)
+        .collect()
+}
+
+/// The value of the option given last, as the short `letter` or the `long` spelling.
+fn last_value(args: &[String], letter: char, long: &str, takes_value: &str) -> Option<String> {
+    values_at(args, letter, Some(long), takes_value)
+        .pop()
+        .map(|(_, value)| value)
+}
+
+/// Each value of the option `letter` (and `long`, `--long X` or `--long=X`) with the index of
+/// the word it starts in, in order, read as getopt reads them; `--` ends the options.
+fn values_at(
+    args: &[String],
+    letter: char,
+    long: Option<&str>,
+    takes_value: &str,
+) -> Vec<(usize, String)> {
     let mut values = Vec::new();
-    let mut words = args.iter();
-    while let Some(word) = words.next() {
+    let mut words = args.iter().enumerate();
+    while let Some((at, word)) = words.next() {
         if word == "--" {
             break;
+        }
+        if let Some(long) = long.filter(|l| word.starts_with(l)) {
+            match &word[long.len()..] {
+                "" => values.extend(words.next().map(|(_, v)| (at, v.clone()))),
+                rest => values.extend(rest.strip_prefix('=').map(|v| (at, v.to_string()))),
+            }
+            continue;
         }
         let Some(flags) = word.strip_prefix('-').filter(|f| !f.starts_with('-')) else {
             continue;
         };
-        for (at, c) in flags.char_indices() {
+        for (i, c) in flags.char_indices() {
             if c == letter || takes_value.contains(c) {
-                let rest = &flags[at + c.len_utf8()..];
+                let rest = &flags[i + c.len_utf8()..];
                 let value = if rest.is_empty() {
-                    words.next().cloned()
+                    words.next().map(|(_, v)| v.clone())
                 } else {
                     Some(rest.to_string())
                 };
                 if c == letter {
-                    values.extend(value);
+                    values.extend(value.map(|v| (at, v)));
                 }
                 break;
             }
