@@ -89,6 +89,19 @@ fn record_in(name: &str) -> (Scratch, PathBuf, PathBuf, PathBuf) {
     (scratch, dir, db, wal)
 }
 
+/// Empties the log the way decision 0026 tells an operator to: a plain SQLite connection,
+/// whose close checkpoints and removes it.
+fn empty_the_log(db: &Path, wal: &Path) {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    assert!(
+        !wal.exists(),
+        "the plain connection's close removed the log"
+    );
+}
+
 #[test]
 fn an_existing_log_is_opened_without_a_directory_sync_and_a_new_one_with_it() {
     if strace().is_none() {
@@ -123,14 +136,7 @@ fn an_existing_log_is_opened_without_a_directory_sync_and_a_new_one_with_it() {
     // The operator empties the log the way decision 0026 says (a plain SQLite connection, whose
     // close checkpoints and removes the log); the next hook creates it again, and syncs its
     // directory again.
-    rusqlite::Connection::open(&db)
-        .unwrap()
-        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-        .unwrap();
-    assert!(
-        !wal.exists(),
-        "the plain connection's close removed the log"
-    );
+    empty_the_log(&db, &wal);
     let again = refusal(&scratch, &db);
     assert!(wal.exists());
     assert!(
@@ -152,14 +158,7 @@ fn a_log_created_by_a_reader_has_its_directory_synced() {
     }
     let (scratch, dir, db, wal) = record_in("dirsync-reader");
     refusal(&scratch, &db);
-    rusqlite::Connection::open(&db)
-        .unwrap()
-        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-        .unwrap();
-    assert!(
-        !wal.exists(),
-        "the plain connection's close removed the log"
-    );
+    empty_the_log(&db, &wal);
 
     let (code, read) = traced(&scratch, &db, &["audit"], b"");
     assert_eq!(code, 0, "audit reads the record");
