@@ -47,6 +47,7 @@ pub mod rules;
 pub mod scope;
 pub mod search;
 pub mod session;
+pub mod sha256;
 pub mod shell;
 pub mod time;
 pub mod unwrap;
