@@ -1,19 +1,21 @@
 //! The hook's deadline without a thread (decisions 0002, 0014): a one-shot `SIGALRM` whose
 //! handler writes a refusal rendered before the timer was armed, then ends the process.
 //! A watchdog thread did the same, but its spawn was paid by every call, and most calls
-//! finish in a millisecond.
+//! finish in a millisecond. The refusal itself is fixed at build time (`answer`).
+
+pub mod answer;
 
 use std::sync::OnceLock;
 use std::time::Duration;
 
 /// The refusal's bytes, stdout then stderr, fixed before the timer is armed: the handler
 /// may only make async-signal-safe calls, so it cannot render, allocate or lock.
-static ANSWER: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
+static ANSWER: OnceLock<(&[u8], &[u8])> = OnceLock::new();
 
 /// Arms the deadline: once `after` has passed, `stdout` and `stderr` are written and the
 /// process exits with 2 at once, wherever the work is (blocked on input included).
 /// False if the timer could not be set up; the caller then needs another way.
-pub fn arm(after: Duration, stdout: Vec<u8>, stderr: Vec<u8>) -> bool {
+pub fn arm(after: Duration, stdout: &'static [u8], stderr: &'static [u8]) -> bool {
     if ANSWER.set((stdout, stderr)).is_err() {
         return false;
     }
@@ -93,8 +95,8 @@ mod tests {
     fn a_disarmed_deadline_does_not_fire() {
         let armed = super::arm(
             std::time::Duration::from_millis(50),
-            b"deadline fired after disarm\n".to_vec(),
-            Vec::new(),
+            b"deadline fired after disarm\n",
+            b"",
         );
         assert!(armed);
         super::disarm();

@@ -5,7 +5,7 @@
 
 use super::read::{Files, Read};
 use super::{Malformed, Value};
-use sha2::{Digest, Sha256};
+use crate::sha256::Sha256;
 
 /// The endpoint of docker's `default` context when `DOCKER_HOST` is unset.
 pub const DOCKER_DEFAULT: &str = "unix:///var/run/docker.sock";

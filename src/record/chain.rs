@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use sha2::{Digest, Sha256};
+use crate::sha256::Sha256;
 
 /// The `prev_hash` of the first row.
 pub(crate) const GENESIS: [u8; 32] = [0; 32];
@@ -80,7 +80,7 @@ pub(crate) fn row_hash(format: i64, prev: &[u8], f: &Fields<'_>) -> Option<[u8; 
     if format >= 3 {
         bytes(&mut h, f.scope.as_bytes());
     }
-    Some(h.finalize().into())
+    Some(h.finalize())
 }
 
 fn int(h: &mut Sha256, v: i64) {

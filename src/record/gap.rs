@@ -8,7 +8,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
+use crate::sha256::Sha256;
 
 use super::{Event, RecordError};
 

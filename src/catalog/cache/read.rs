@@ -6,7 +6,7 @@ use super::write::*;
 use super::{DIR_ENTRY, FORMAT, MAGIC, Miss, PREFIX, TABLES, TOOLS_TAG, Table};
 use crate::catalog::Cidr;
 use crate::catalog::index::{Index, ModuleEntry, Patterns, Ranges, ToolEntry};
-use sha2::{Digest, Sha256};
+use crate::sha256::Sha256;
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;

@@ -2,7 +2,7 @@
 
 use super::RACY;
 use crate::catalog::Source;
-use sha2::{Digest, Sha256};
+use crate::sha256::Sha256;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -86,7 +86,7 @@ pub(crate) fn content_hash(sources: &[Source]) -> [u8; 32] {
         hash.update((source.text.len() as u64).to_le_bytes());
         hash.update(source.text.as_bytes());
     }
-    hash.finalize().into()
+    hash.finalize()
 }
 
 pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {

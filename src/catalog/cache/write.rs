@@ -6,7 +6,7 @@ use super::stamp::*;
 use super::{DIR_ENTRY, FORMAT, MAGIC, PREFIX, TOOLS_TAG, Table};
 use crate::catalog::Cidr;
 use crate::catalog::index::Index;
-use sha2::{Digest, Sha256};
+use crate::sha256::Sha256;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
