@@ -323,7 +323,7 @@ fn sqlite_is_built_without_the_extensions_the_record_never_uses() {
             "{unused} is compiled in: {options:?}"
         );
     }
-    for wanted in ["DEFAULT_MEMSTATUS=0", "OMIT_LOAD_EXTENSION"] {
+    for wanted in ["DEFAULT_MEMSTATUS=0", "OMIT_LOAD_EXTENSION", "OMIT_JSON"] {
         assert!(
             options.iter().any(|o| o == wanted),
             "{wanted} is missing: {options:?}"
