@@ -51,8 +51,9 @@ fn entries(value: &toml::Value) -> Vec<(usize, Vec<String>, String)> {
 /// deciding; a static PIE still relocates its own 12,000 pointers and copies every page that
 /// holds one, a tenth of a pass.
 ///
-/// `-C target-feature=+crt-static` would do it, but no build script can set it, and
-/// `cargo install` ignores the repository's `.cargo/config.toml`. The std that rustup ships
+/// `-C target-feature=+crt-static` would do it, but no build script can set it, and only
+/// `cargo install --path` reads the repository's `.cargo/config.toml` (an install from git or
+/// a registry does not), so the link must not depend on it. The std that rustup ships
 /// is the same for both links; crt-static only changes what the link asks for: `-static-pie`
 /// and the static archives (`libc.a`, `libgcc_eh.a`) instead of `libgcc_s.so`, `libc.so`.
 /// So the binary's link gets `-no-pie -static` (std's position-independent code links at a

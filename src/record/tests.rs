@@ -297,3 +297,36 @@ fn a_schema_4_database_migrates_to_5_with_its_rows_and_chain_intact() {
         })
     ));
 }
+
+/// The repository's `.cargo/config.toml` builds SQLite without what the record never uses
+/// (decision 0047). Builds from this checkout (tests, `cargo install --path .`) read it; when
+/// this fails, the configuration no longer reaches libsqlite3-sys's build and every refusal
+/// pays for registering full-text search, R-tree and dbstat again.
+#[test]
+fn sqlite_is_built_without_the_extensions_the_record_never_uses() {
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    let options: Vec<String> = conn
+        .prepare("PRAGMA compile_options")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for unused in [
+        "ENABLE_FTS3",
+        "ENABLE_FTS5",
+        "ENABLE_RTREE",
+        "ENABLE_DBSTAT_VTAB",
+    ] {
+        assert!(
+            !options.iter().any(|o| o == unused),
+            "{unused} is compiled in: {options:?}"
+        );
+    }
+    for wanted in ["DEFAULT_MEMSTATUS=0", "OMIT_LOAD_EXTENSION", "OMIT_JSON"] {
+        assert!(
+            options.iter().any(|o| o == wanted),
+            "{wanted} is missing: {options:?}"
+        );
+    }
+}
