@@ -37,7 +37,9 @@ pub(crate) fn append(paths: &Paths, row: &Row) -> Result<(), crate::record::Reco
         .as_ref()
         .and_then(|c| c.get().ok())
         .and_then(|c| c.syslog().map(str::to_string));
-    crate::record::record(&paths.db, row, setting.as_deref()).map(drop)
+    // Only hook processes (the PreToolUse and SessionStart hooks) come here, and they exit
+    // right after their answer: the connection is left to the exit (decision 0042).
+    crate::record::record_before_exit(&paths.db, row, setting.as_deref()).map(drop)
 }
 
 /// The stderr note for a refusal that could not be recorded: addressed to the operator, without

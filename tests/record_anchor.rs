@@ -148,6 +148,12 @@ fn an_unwritable_record_says_so_and_the_next_write_records_the_gap() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(kinds, ["refusal", "gap", "refusal"]);
+    // The gap row and the refusal are written in one append, their ids picked by the guard
+    // (decision 0041): consecutive, each linked to the one before.
+    assert_eq!(
+        hashes(&db).iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
     assert_eq!(verify(&db, None).code, 0);
 }
 
