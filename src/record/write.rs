@@ -83,14 +83,16 @@ pub(crate) struct Ends {
 }
 
 /// The chain's ends and the next id. The id is AUTOINCREMENT's own rule, one more than the
-/// larger of the highest id ever handed out (`sqlite_sequence`) and the highest id present, so
-/// an id is never reused, also after the newest rows are deleted or pruned. Read under the
-/// transaction's write lock, so no other writer can take it in between.
+/// larger of the highest id ever handed out (`sqlite_sequence`, read as an integer as SQLite
+/// reads it) and the highest id present, so an id is never reused, also after the newest rows
+/// are deleted or pruned. Read under the transaction's write lock, so no other writer can take
+/// it in between.
 pub(crate) fn chain_ends(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<Ends> {
     tx.query_row(
         "SELECT (SELECT id FROM events ORDER BY id LIMIT 1),
                 (SELECT hash FROM events ORDER BY id DESC LIMIT 1),
-                max(coalesce((SELECT max(seq) FROM sqlite_sequence WHERE name = 'events'), 0),
+                max(coalesce((SELECT max(CAST(seq AS INTEGER)) FROM sqlite_sequence
+                              WHERE name = 'events'), 0),
                     coalesce((SELECT max(id) FROM events), 0))",
         [],
         |r| {
