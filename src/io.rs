@@ -34,6 +34,11 @@ pub(crate) fn with<T>(io: Io, f: impl FnOnce() -> T) -> T {
     result
 }
 
+/// Whether this call runs in the in-process harness (`run`), whose process goes on after it.
+pub(crate) fn in_process_call() -> bool {
+    INJECTED.with(|cell| cell.borrow().is_some())
+}
+
 fn injected<T>(f: impl FnOnce(&mut Io) -> T) -> Option<T> {
     INJECTED.with(|cell| cell.borrow_mut().as_mut().map(f))
 }

@@ -37,7 +37,14 @@ pub(crate) fn append(paths: &Paths, row: &Row) -> Result<(), crate::record::Reco
         .as_ref()
         .and_then(|c| c.get().ok())
         .and_then(|c| c.syslog().map(str::to_string));
-    crate::record::record(&paths.db, row, setting.as_deref()).map(drop)
+    // Only the hooks (PreToolUse and SessionStart) come here. As a process they exit right
+    // after their answer, and leave the connection to the exit (decision 0042); run in another
+    // program's process (`mesh_guard::run`), which goes on, they close it.
+    if crate::io::in_process_call() {
+        crate::record::record(&paths.db, row, setting.as_deref()).map(drop)
+    } else {
+        crate::record::record_before_exit(&paths.db, row, setting.as_deref()).map(drop)
+    }
 }
 
 /// The stderr note for a refusal that could not be recorded: addressed to the operator, without

@@ -151,6 +151,9 @@ fn child_appends_one_refusal() {
         0,
     );
     store.append(&e).unwrap();
+    // As the hook does (decision 0042): the exit, not a close, releases the connection, while
+    // the other processes are still writing.
+    store.leave_to_exit();
 }
 
 #[test]
@@ -265,6 +268,92 @@ fn appending_after_tampering_keeps_the_break_visible() {
         .append(&event(Kind::Refusal, "s", "ssh atlas", 9))
         .unwrap();
     assert_eq!(store.verify().unwrap(), broken(4, Breach::DeletedBefore));
+}
+
+fn ids(path: &Path) -> Vec<i64> {
+    let conn = raw(path);
+    let mut st = conn.prepare("SELECT id FROM events ORDER BY id").unwrap();
+    st.query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+fn highest_handed_out(path: &Path) -> i64 {
+    raw(path)
+        .query_row(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'events'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+/// The guard picks each row's id itself (decision 0041), as AUTOINCREMENT would: a row deleted
+/// by hand does not give its id to the next row (which would hide the deletion from `verify`),
+/// and `sqlite_sequence` keeps up with the ids written.
+#[test]
+fn ids_only_grow_after_the_newest_row_is_deleted_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, path) = store_with(&dir, 5);
+    assert_eq!(highest_handed_out(&path), 5);
+    raw(&path)
+        .execute("DELETE FROM events WHERE id = 5", [])
+        .unwrap();
+    let next = store
+        .append(&event(Kind::Refusal, "s", "ssh atlas", 6))
+        .unwrap();
+    assert_eq!(next, 6, "id 5 was handed out already");
+    assert_eq!(ids(&path), [1, 2, 3, 4, 6]);
+    assert_eq!(highest_handed_out(&path), 6);
+    assert_eq!(store.verify().unwrap(), broken(6, Breach::DeletedBefore));
+    // Twice over, from a fresh connection, as each hook opens one.
+    raw(&path)
+        .execute("DELETE FROM events WHERE id >= 4", [])
+        .unwrap();
+    drop(store);
+    let mut store = Store::open(&path).unwrap();
+    let next = store
+        .append(&event(Kind::Refusal, "s", "ssh atlas", 7))
+        .unwrap();
+    assert_eq!(next, 7);
+    assert_eq!(ids(&path), [1, 2, 3, 7]);
+    assert_eq!(store.verify().unwrap(), broken(7, Breach::DeletedBefore));
+}
+
+/// Pruning replaces old rows by a checkpoint row that keeps the newest pruned id; appends after
+/// it continue above every id ever written, and the chain verifies throughout, also when the
+/// checkpoint is all that is left.
+#[test]
+fn ids_only_grow_across_prunes_and_the_chain_still_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, path) = store_with(&dir, 5);
+    let mut off = mesh_guard::record::forward::Link::Off;
+    let (checkpoint, pruned) = store.prune(4, &mut off).unwrap().unwrap();
+    assert_eq!((checkpoint.id, pruned), (3, 3));
+    assert_eq!(ids(&path), [3, 4, 5]);
+    let next = store
+        .append(&event(Kind::Refusal, "s", "ssh atlas", 6))
+        .unwrap();
+    assert_eq!(next, 6);
+    assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 4 });
+    // Everything pruned: the checkpoint row (id 6) is the whole record.
+    let (checkpoint, _) = store.prune(100, &mut off).unwrap().unwrap();
+    assert_eq!(checkpoint.id, 6);
+    assert_eq!(ids(&path), [6]);
+    drop(store);
+    let mut store = Store::open(&path).unwrap();
+    let mut written = Vec::new();
+    for t in 200..203 {
+        written.push(
+            store
+                .append(&event(Kind::Refusal, "s", "ssh atlas", t))
+                .unwrap(),
+        );
+    }
+    assert_eq!(written, [7, 8, 9]);
+    assert_eq!(highest_handed_out(&path), 9);
+    assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 4 });
 }
 
 #[test]

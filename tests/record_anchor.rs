@@ -148,6 +148,12 @@ fn an_unwritable_record_says_so_and_the_next_write_records_the_gap() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(kinds, ["refusal", "gap", "refusal"]);
+    // The gap row and the refusal are written in one append, their ids picked by the guard
+    // (decision 0041): consecutive, each linked to the one before.
+    assert_eq!(
+        hashes(&db).iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
     assert_eq!(verify(&db, None).code, 0);
 }
 
@@ -415,4 +421,35 @@ fn hiding_the_directory_probing_and_restoring_it_shows_at_verify() {
     let out = verify(&db, None);
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert!(out.stdout.contains("second anchor"), "{}", out.stdout);
+}
+
+/// The record's files this process holds open.
+fn held_open(db: &Path) -> usize {
+    let name = db.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter(|target| target.to_string_lossy().starts_with(&name))
+        .count()
+}
+
+/// A hook run in this process (`mesh_guard::run`, as a program embedding the guard would)
+/// closes its record: only a hook process leaves the connection to its exit (decision 0042),
+/// here no exit would come and each refusal would keep three files open.
+#[test]
+fn a_hook_run_in_process_closes_its_record() {
+    let dir = Scratch::new("in-process-close");
+    let db = dir.path("rec/audit.db");
+    for _ in 0..3 {
+        let out = call_env(
+            &["hook"],
+            &env(&db, "none"),
+            &bash_event("ssh atlas uptime"),
+        );
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(!out.stderr.contains("not recorded"), "{}", out.stderr);
+    }
+    assert_eq!(hashes(&db).len(), 3);
+    assert_eq!(held_open(&db), 0);
 }

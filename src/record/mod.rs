@@ -48,6 +48,21 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// dropped the indexes: decision 0037), so one hook in sixteen or so pays the checkpoint.
 const WAL_LIMIT: u64 = 128 * 1024;
 
+/// Whether the database file's own header says WAL: its read and write format versions (bytes
+/// 18 and 19) are 2 only once `journal_mode=WAL` was set on it. SQLite writes them into the
+/// database file itself when it switches, never only into the log, and switching back to a
+/// rollback journal writes them back to 1 in the same file, so the bytes on disk are current.
+/// A new, empty or unreadable file says no, and gets the pragma. Where it says yes, SQLite opens
+/// the log at the first read as the pragma would have, without the pragma's statement and its
+/// schema read on every hook.
+fn header_says_wal(path: &Path) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut header = [0u8; 20];
+    std::fs::File::open(path)
+        .and_then(|f| f.read_exact_at(&mut header, 0))
+        .is_ok_and(|()| header[..16] == *b"SQLite format 3\0" && header[18] == 2 && header[19] == 2)
+}
+
 /// An open record.
 pub struct Store {
     conn: Connection,
@@ -65,8 +80,11 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        // Read before SQLite opens the file: closing a descriptor of it later would drop the
+        // POSIX locks SQLite holds on it.
+        let wal = header_says_wal(path);
         let mut store = Store::connect(path, flags)?;
-        store.prepare_for_writing()?;
+        store.prepare_for_writing(wal)?;
         Ok(store)
     }
 
@@ -109,7 +127,7 @@ impl Store {
         Ok(store)
     }
 
-    fn prepare_for_writing(&mut self) -> Result<(), RecordError> {
+    fn prepare_for_writing(&mut self, wal: bool) -> Result<(), RecordError> {
         // The log stays between hooks (decision 0026): a checkpoint on every close cost two
         // fsyncs, and deleting the log a third and a fourth to create it again (its header,
         // its directory). `trim_wal` bounds it instead.
@@ -119,12 +137,13 @@ impl Store {
                 true,
             )
             .map_err(|e| self.err(&e))?;
-        self.set_wal()?;
+        if !wal {
+            self.set_wal()?;
+        }
         // In WAL mode only FULL syncs the log on every commit: an override must be on disk
-        // before the command it allows runs.
-        self.conn
-            .pragma_update(None, "synchronous", "FULL")
-            .map_err(|e| self.err(&e))?;
+        // before the command it allows runs. FULL is SQLite's compiled default in WAL mode
+        // (`SQLITE_DEFAULT_WAL_SYNCHRONOUS` unset in the bundled build), so no pragma says it
+        // again on every hook; `the_hooks_connection_syncs_every_commit` fails if it changes.
         let state = match schema::state(&self.conn).map_err(|e| self.err(&e))? {
             schema::State::Current => schema::State::Current,
             _ => schema::migrate(&mut self.conn).map_err(|e| self.err(&e))?,
@@ -175,6 +194,21 @@ impl Store {
         let _ = self.conn.busy_timeout(BUSY_TIMEOUT);
     }
 
+    /// Leaves the connection to the process's exit instead of closing it (decision 0042): for
+    /// the hook only, which exits right after its answer, never for `audit`, the MCP server or
+    /// a library caller that keeps running (it would keep the files open and their locks held).
+    ///
+    /// Safe for SQLite's WAL because nothing is left for a close to do: each commit is synced
+    /// to disk before `append` returns (synchronous FULL), and a close would not checkpoint
+    /// (`NO_CKPT_ON_CLOSE`) nor remove the log (kept between hooks, decision 0026). What a close
+    /// would release, the exit releases: the kernel drops the descriptors' POSIX locks on the
+    /// database and its `-shm`, and the memory. The `-shm` is left as a killed process leaves
+    /// it, which SQLite is built to survive: the next hook to open the record is its first
+    /// opener again and rebuilds the index from the log, as every hook already does.
+    pub fn leave_to_exit(self) {
+        std::mem::forget(self);
+    }
+
     fn err(&self, e: &rusqlite::Error) -> RecordError {
         RecordError::from_sqlite(&self.path, e)
     }
@@ -218,15 +252,21 @@ impl Store {
             events.push(g);
         }
         events.push(event.clone());
-        let (first, head) = chain_ends(&tx).map_err(err)?;
-        let mut prev = head.unwrap_or_else(|| chain::GENESIS.to_vec());
+        let ends = chain_ends(&tx).map_err(err)?;
+        let mut prev = ends.head.unwrap_or_else(|| chain::GENESIS.to_vec());
         let mut written = Vec::with_capacity(2);
+        let mut id = ends.next;
         for e in &events {
-            let (id, hash) = insert(&tx, &path, e, &prev, unreachable)?;
+            let hash = insert(&tx, &path, id, e, &prev, unreachable)?;
             written.push((id, std::mem::replace(&mut prev, hash.to_vec()), hash));
+            // The gap row's successor: AUTOINCREMENT would give it the next id too.
+            id = id.checked_add(1).ok_or_else(|| RecordError::Failed {
+                path: path.clone(),
+                cause: "the record has used every row id".to_string(),
+            })?;
         }
         // An empty record's first row is the first one written here.
-        let first = first.or(written.first().map(|w| w.0)).unwrap_or(0);
+        let first = ends.first.or(written.first().map(|w| w.0)).unwrap_or(0);
         tx.commit().map_err(err)?;
         self.trim_wal();
         if pending_gap.is_some() {

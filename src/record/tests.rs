@@ -166,6 +166,15 @@ fn a_newer_schema_is_refused_not_written() {
     let err = Store::open(&path).err().unwrap();
     assert!(matches!(err, RecordError::NewerSchema { found: 99, .. }));
     assert_eq!(user_version(&path), 99);
+    // Also where the header already says WAL and no pragma runs before the version is read.
+    let wal = dir.path().join("wal.db");
+    let conn = Connection::open(&wal).unwrap();
+    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA user_version = 99;")
+        .unwrap();
+    drop(conn);
+    assert!(header_says_wal(&wal));
+    let err = Store::open(&wal).err().unwrap();
+    assert!(matches!(err, RecordError::NewerSchema { found: 99, .. }));
 }
 
 #[test]
@@ -241,8 +250,9 @@ fn a_schema_4_database_migrates_to_5_with_its_rows_and_chain_intact() {
     other.session_id = "sess-2".into();
     other.time_ms += 60_000;
     let tx = conn.transaction().unwrap();
-    let (_, head) = chain_ends(&tx).unwrap();
-    let (id, hash) = insert(&tx, &path, &other, &head.unwrap(), "").unwrap();
+    let ends = chain_ends(&tx).unwrap();
+    let id = ends.next;
+    let hash = insert(&tx, &path, id, &other, &ends.head.unwrap(), "").unwrap();
     tx.commit().unwrap();
     drop(conn);
     let anchored = anchor::Anchor {
@@ -329,4 +339,93 @@ fn sqlite_is_built_without_the_extensions_the_record_never_uses() {
             "{wanted} is missing: {options:?}"
         );
     }
+}
+
+fn pragma<T: rusqlite::types::FromSql>(store: &Store, name: &str) -> T {
+    store
+        .conn
+        .pragma_query_value(None, name, |r| r.get(0))
+        .unwrap()
+}
+
+/// `Store::open` no longer says `synchronous = FULL` (decision 0041): it relies on SQLite's
+/// compiled default for WAL mode, FULL, which syncs the log on every commit. This fails if the
+/// bundled build's default changes (`SQLITE_DEFAULT_WAL_SYNCHRONOUS`), on the file that gets the
+/// `journal_mode` pragma and on the one whose header already says WAL and does not.
+#[test]
+fn the_hooks_connection_syncs_every_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    assert!(!header_says_wal(&path));
+    for round in 0..2 {
+        let mut store = Store::open(&path).unwrap();
+        store
+            .append(&sample(Kind::Refusal, &format!("ssh atlas {round}")))
+            .unwrap();
+        assert_eq!(
+            pragma::<i64>(&store, "synchronous"),
+            2,
+            "FULL, round {round}"
+        );
+        assert_eq!(pragma::<String>(&store, "journal_mode"), "wal");
+        assert!(header_says_wal(&path), "round {round}");
+    }
+}
+
+/// A database in rollback-journal mode (as schema 1's tests and tools leave one) says so in
+/// its header and is switched to WAL by the pragma; the header says WAL afterwards.
+#[test]
+fn a_rollback_journal_database_is_switched_to_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    write_schema_1(&path, &[sample(Kind::Refusal, "ssh atlas uptime")]);
+    assert!(!header_says_wal(&path));
+    let store = Store::open(&path).unwrap();
+    assert_eq!(pragma::<String>(&store, "journal_mode"), "wal");
+    assert!(header_says_wal(&path));
+    // Switched back by hand, the header says so again, and the next open switches it anew.
+    drop(store);
+    let conn = Connection::open(&path).unwrap();
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "DELETE", |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete");
+    drop(conn);
+    assert!(!header_says_wal(&path));
+    let store = Store::open(&path).unwrap();
+    assert_eq!(pragma::<String>(&store, "journal_mode"), "wal");
+    assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 1 });
+}
+
+/// A gap row and its event are two rows of one append: consecutive ids chosen before the insert
+/// (decision 0041), each hashed with its own id and linked to the one before, and
+/// `sqlite_sequence` moved past both.
+#[test]
+fn a_gap_row_and_its_event_get_consecutive_ids_and_move_the_sequence() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    let mut store = Store::open(&path).unwrap();
+    store.append(&sample(Kind::Refusal, "ssh atlas 1")).unwrap();
+    let failed = RecordError::Failed {
+        path: path.clone(),
+        cause: "disk full".into(),
+    };
+    gap::note(&path, &sample(Kind::Refusal, "ssh atlas 2"), &failed);
+    let id = store.append(&sample(Kind::Refusal, "ssh atlas 3")).unwrap();
+    assert_eq!(id, 3);
+    let rows = store.rows_after(0).unwrap();
+    let kinds: Vec<Kind> = rows.iter().map(|r| r.event.kind).collect();
+    assert_eq!(kinds, [Kind::Refusal, Kind::Gap, Kind::Refusal]);
+    assert_eq!(rows.iter().map(|r| r.id).collect::<Vec<_>>(), [1, 2, 3]);
+    let seq: i64 = store
+        .conn
+        .query_row(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'events'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(seq, 3);
+    assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 3 });
+    assert!(gap::pending(&path).is_none(), "the note is consumed");
 }

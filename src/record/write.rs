@@ -27,14 +27,40 @@ pub fn record(
     event: &Event,
     catalog_syslog: Option<&str>,
 ) -> Result<Appended, RecordError> {
+    record_then(db, event, catalog_syslog, drop)
+}
+
+/// As [`record`], in a hook process that exits right after its answer: the record's connection
+/// is not closed but left to the exit ([`Store::leave_to_exit`], decision 0042).
+pub fn record_before_exit(
+    db: &Path,
+    event: &Event,
+    catalog_syslog: Option<&str>,
+) -> Result<Appended, RecordError> {
+    record_then(db, event, catalog_syslog, Store::leave_to_exit)
+}
+
+/// `done` takes the store after a successful append: closes it, or leaves it to the exit.
+fn record_then(
+    db: &Path,
+    event: &Event,
+    catalog_syslog: Option<&str>,
+    done: fn(Store),
+) -> Result<Appended, RecordError> {
     let env = crate::io::var(forward::SYSLOG_VAR).ok();
     let (mut link, unreachable) =
         match Target::resolve(env.as_deref(), catalog_syslog).and_then(|t| forward::connect(&t)) {
             Ok(link) => (link, String::new()),
             Err(e) => (forward::Link::Off, format!("system log unreachable: {e}")),
         };
-    let result =
-        Store::open(db).and_then(|mut s| s.append_forwarded(event, &mut link, &unreachable));
+    let result = Store::open(db).and_then(|mut s| {
+        let appended = s.append_forwarded(event, &mut link, &unreachable);
+        // A failed append is closed as usual: nothing of it is committed.
+        if appended.is_ok() {
+            done(s);
+        }
+        appended
+    });
     if let Err(e) = &result {
         gap::note(db, event, e);
     }
@@ -46,42 +72,79 @@ pub fn record(
     })
 }
 
-/// The chain's two ends, read once per append (inside its write transaction): the oldest row's
-/// id, which the anchor counts from, and the newest row's hash, which the next row links to.
-/// Both `None` in an empty record.
-pub(crate) fn chain_ends(
-    tx: &rusqlite::Transaction<'_>,
-) -> rusqlite::Result<(Option<i64>, Option<Vec<u8>>)> {
+/// What an append reads of the chain, once, inside its write transaction.
+pub(crate) struct Ends {
+    /// The oldest row's id, which the anchor counts from; `None` in an empty record.
+    pub first: Option<i64>,
+    /// The newest row's hash, which the next row links to; `None` in an empty record.
+    pub head: Option<Vec<u8>>,
+    /// The id the next row gets: the one AUTOINCREMENT would pick (decision 0041).
+    pub next: i64,
+}
+
+/// The chain's ends and the next id. The id is AUTOINCREMENT's own rule, one more than the
+/// larger of the highest id ever handed out (`sqlite_sequence`, read as an integer as SQLite
+/// reads it) and the highest id present, so an id is never reused, also after the newest rows
+/// are deleted or pruned. Read under the transaction's write lock, so no other writer can take
+/// it in between.
+pub(crate) fn chain_ends(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<Ends> {
     tx.query_row(
         "SELECT (SELECT id FROM events ORDER BY id LIMIT 1),
-                (SELECT hash FROM events ORDER BY id DESC LIMIT 1)",
+                (SELECT hash FROM events ORDER BY id DESC LIMIT 1),
+                max(coalesce((SELECT max(CAST(seq AS INTEGER)) FROM sqlite_sequence
+                              WHERE name = 'events'), 0),
+                    coalesce((SELECT max(id) FROM events), 0))",
         [],
-        |r| Ok((r.get(0)?, r.get(1)?)),
+        |r| {
+            let highest: i64 = r.get(2)?;
+            Ok(Ends {
+                first: r.get(0)?,
+                head: r.get(1)?,
+                // At the end of the id space AUTOINCREMENT fails with "database or disk is
+                // full"; so does this.
+                next: highest
+                    .checked_add(1)
+                    .ok_or(rusqlite::Error::SqliteFailure(
+                        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+                        None,
+                    ))?,
+            })
+        },
     )
 }
 
-/// Inserts one row in `tx`, linked to `prev` (the newest row's hash); returns its id and hash.
+/// Inserts one row with id `id` in `tx`, linked to `prev` (the newest row's hash); returns its
+/// hash. The id is chosen before the insert (see [`chain_ends`]), so the row is written once,
+/// hash and all; inserting it explicitly moves `sqlite_sequence` as AUTOINCREMENT would.
 pub(crate) fn insert(
     tx: &rusqlite::Transaction<'_>,
     path: &Path,
+    id: i64,
     event: &Event,
     prev: &[u8],
     syslog: &str,
-) -> Result<(i64, [u8; 32]), RecordError> {
+) -> Result<[u8; 32], RecordError> {
     let err = |e: rusqlite::Error| RecordError::from_sqlite(path, &e);
     let tools = serde_json::to_string(&event.tools).map_err(|e| RecordError::Failed {
         path: path.to_path_buf(),
         cause: e.to_string(),
     })?;
-    // SQLite picks the id (AUTOINCREMENT never reuses one); the hash covers it, so it is
-    // filled in once the id is known, inside the same transaction.
+    let hash =
+        chain::row_hash(chain::FORMAT_CURRENT, prev, &fields(id, event)).ok_or_else(|| {
+            RecordError::Failed {
+                path: path.to_path_buf(),
+                cause: "the current row format cannot be hashed".to_string(),
+            }
+        })?;
     tx.prepare_cached(
-        "INSERT INTO events (time_ms, kind, agent, session_id, tool_use_id, cwd, user, host,
+        "INSERT INTO events (id, time_ms, kind, agent, session_id, tool_use_id, cwd, user, host,
             command, rule, target, tools, shape, reason, format, prev_hash, hash, syslog, scope)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, x'', ?17, ?18)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+            ?19, ?20)",
     )
     .and_then(|mut st| {
         st.execute(params![
+            id,
             event.time_ms,
             event.kind.as_str(),
             event.agent,
@@ -98,23 +161,13 @@ pub(crate) fn insert(
             event.reason,
             chain::FORMAT_CURRENT,
             prev,
+            hash.as_slice(),
             syslog,
             event.scope,
         ])
     })
     .map_err(err)?;
-    let id = tx.last_insert_rowid();
-    let hash =
-        chain::row_hash(chain::FORMAT_CURRENT, prev, &fields(id, event)).ok_or_else(|| {
-            RecordError::Failed {
-                path: path.to_path_buf(),
-                cause: "the current row format cannot be hashed".to_string(),
-            }
-        })?;
-    tx.prepare_cached("UPDATE events SET hash = ?1 WHERE id = ?2")
-        .and_then(|mut st| st.execute(params![hash.as_slice(), id]))
-        .map_err(err)?;
-    Ok((id, hash))
+    Ok(hash)
 }
 
 pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
