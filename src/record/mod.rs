@@ -12,6 +12,8 @@ pub mod forward;
 mod gap;
 pub mod logcheck;
 mod modes;
+#[cfg(test)]
+mod open_tests;
 mod prune;
 mod read;
 mod row;
