@@ -29,6 +29,9 @@ pub struct CatalogSource {
     pub cache: Option<PathBuf>,
     /// The cache is the operator's compiled index: read, never written (decision 0010).
     pub read_only: bool,
+    /// The catalog's metadata as the choice took it, before anything of it was read: the
+    /// cache's stamp check uses it instead of asking again.
+    pub seen: Option<std::fs::Metadata>,
 }
 
 impl LazyCatalog {
@@ -93,6 +96,7 @@ impl LazyCatalog {
             CatalogSource {
                 cache: Some(cache),
                 read_only: false,
+                seen: None,
             },
         )
     }
@@ -105,6 +109,7 @@ impl LazyCatalog {
             CatalogSource {
                 cache: Some(index),
                 read_only: true,
+                seen: None,
             },
         )
     }
@@ -131,8 +136,9 @@ impl LazyCatalog {
 
     fn open(&self) -> Result<Catalog, Vec<CatalogError>> {
         self.shut()?;
-        if let Some(cache) = &self.source().cache
-            && let Ok(view) = cache::open(cache, &self.path)
+        let source = self.source();
+        if let Some(cache) = &source.cache
+            && let Ok(view) = cache::open_seen(cache, &self.path, source.seen.as_ref())
         {
             return Ok(Catalog::cached(view));
         }

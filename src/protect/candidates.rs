@@ -57,12 +57,19 @@ impl Existing {
 /// Every file that could have set a variable in the hook's environment, leaving out the
 /// files and folders `existing` shows absent.
 pub(super) fn sources(cwd: Option<&Path>, existing: &Existing) -> Vec<(PathBuf, Format)> {
+    // A folder named twice (`/etc/environment.d` is both `/etc/environment`'s snippets and
+    // systemd's folder; `~/.profile.d` likewise) is listed once.
+    let listed = std::cell::RefCell::new(Vec::<(PathBuf, Vec<PathBuf>)>::new());
     let listing = |dir: &Path| {
-        if existing.may_hold(dir) {
-            listing(dir)
-        } else {
-            Vec::new()
+        if !existing.may_hold(dir) {
+            return Vec::new();
         }
+        if let Some((_, files)) = listed.borrow().iter().find(|(d, _)| d == dir) {
+            return files.clone();
+        }
+        let files = listing(dir);
+        listed.borrow_mut().push((dir.to_path_buf(), files.clone()));
+        files
     };
     let mut out = Vec::new();
     let home = crate::io::var_os("HOME")
@@ -172,6 +179,11 @@ pub(super) fn sources(cwd: Option<&Path>, existing: &Existing) -> Vec<(PathBuf, 
                 .map(|f| (f, Format::Text)),
         );
     }
+    // A file reached twice the same way (a folder named twice, the home directory also an
+    // ancestor of the event's folder) is read once, where it first comes; one read both as
+    // settings and as text is read both ways.
+    let mut seen = HashSet::new();
+    out.retain(|(file, format)| seen.insert((file.clone(), *format)));
     out
 }
 
@@ -234,6 +246,32 @@ mod tests {
         assert!(existing.may_hold(Path::new("/home/ab/.zshrc")));
         assert!(existing.may_hold(Path::new("/etc/profile")));
         assert!(existing.may_hold(&dir));
+    }
+
+    #[test]
+    fn a_file_reached_twice_is_read_once() {
+        let home = std::env::temp_dir().join(format!("mesh-guard-twice-{}", std::process::id()));
+        let snippet = home.join(".profile.d/a.sh");
+        std::fs::create_dir_all(snippet.parent().unwrap()).unwrap();
+        std::fs::write(&snippet, "").unwrap();
+        std::fs::write(home.join(".env"), "").unwrap();
+        let io = crate::io::Io {
+            stdin: Box::new(std::io::empty()),
+            stdout: Box::new(std::io::sink()),
+            stderr: Box::new(std::io::sink()),
+            env: [("HOME".into(), home.clone().into_os_string())].into(),
+        };
+        // `.profile`'s snippet folder is also listed on its own, and the home directory is
+        // an ancestor of the event's folder: each file still comes once.
+        let cwd = home.join("project");
+        let found = crate::io::with(io, || sources(Some(&cwd), &Existing::list()));
+        let _ = std::fs::remove_dir_all(&home);
+        for file in [snippet, home.join(".env")] {
+            let times = found.iter().filter(|(f, _)| *f == file).count();
+            assert_eq!(times, 1, "{}", file.display());
+        }
+        let mut seen = HashSet::new();
+        assert!(found.iter().all(|entry| seen.insert(entry.clone())));
     }
 
     #[test]

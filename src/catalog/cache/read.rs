@@ -69,6 +69,16 @@ struct Memo {
 
 /// Opens the cache at `cache` for the catalog at `catalog`, if it is whole and current.
 pub(crate) fn open(cache: &Path, catalog: &Path) -> Result<View, Miss> {
+    open_seen(cache, catalog, None)
+}
+
+/// Like `open`, with the catalog's metadata as the caller took it before anything of the
+/// catalog was read (`stamps_seen`).
+pub(crate) fn open_seen(
+    cache: &Path,
+    catalog: &Path,
+    seen: Option<&std::fs::Metadata>,
+) -> Result<View, Miss> {
     let file = File::open(cache).map_err(|_| Miss::Absent)?;
     let prefix = read_at(&file, 0, PREFIX as usize).map_err(|_| Miss::Corrupt)?;
     let mut d = Dec { buf: &prefix };
@@ -102,7 +112,7 @@ pub(crate) fn open(cache: &Path, catalog: &Path) -> Result<View, Miss> {
         }
         stored.push(Stamp { path, fields });
     }
-    let current = stamps(catalog).map_err(|_| Miss::Stale)?;
+    let current = stamps_seen(catalog, seen).map_err(|_| Miss::Stale)?;
     if current != stored {
         return Err(Miss::Stale);
     }
