@@ -138,7 +138,7 @@ impl LazyCatalog {
         self.shut()?;
         let source = self.source();
         if let Some(cache) = &source.cache
-            && let Ok(view) = cache::open_seen(cache, &self.path, source.seen.as_ref())
+            && let Ok(view) = cache::open(cache, &self.path, source.seen.as_ref())
         {
             return Ok(Catalog::cached(view));
         }
@@ -251,7 +251,7 @@ pub enum CacheState {
 
 /// Compares the cache a hook would trust with the catalog itself, parsed afresh.
 pub fn check_cache(catalog: &Path, cache: &Path) -> CacheState {
-    let view = match cache::open(cache, catalog) {
+    let view = match cache::open(cache, catalog, None) {
         Ok(view) => view,
         Err(cache::Miss::Absent) => return CacheState::NotInUse("absent"),
         Err(cache::Miss::Stale) => return CacheState::NotInUse("stale, rebuilt at next use"),

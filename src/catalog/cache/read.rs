@@ -67,14 +67,9 @@ struct Memo {
     records: HashMap<(u8, u64, u64), Vec<u8>>,
 }
 
-/// Opens the cache at `cache` for the catalog at `catalog`, if it is whole and current.
-pub(crate) fn open(cache: &Path, catalog: &Path) -> Result<View, Miss> {
-    open_seen(cache, catalog, None)
-}
-
-/// Like `open`, with the catalog's metadata as the caller took it before anything of the
-/// catalog was read (`stamps_seen`).
-pub(crate) fn open_seen(
+/// Opens the cache at `cache` for the catalog at `catalog`, if it is whole and current;
+/// `seen`: the catalog's metadata if the caller took it before reading any of it.
+pub(crate) fn open(
     cache: &Path,
     catalog: &Path,
     seen: Option<&std::fs::Metadata>,
