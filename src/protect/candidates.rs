@@ -20,7 +20,14 @@ const MAX_LISTED: usize = 4096;
 /// cannot be listed, or holds too much, is not used, and its candidates are probed.
 pub(super) struct Existing {
     listed: Vec<(PathBuf, HashSet<OsString>)>,
+    /// Folders of `/etc` that several candidates lie in, found absent by one probe each.
+    absent: Vec<PathBuf>,
 }
+
+/// The `/etc` folders whose candidates (files and `*.d/` folders: six under `/etc/zsh`) are
+/// spared by one probe of the folder when it is absent, as it mostly is. A folder that is
+/// there costs that one probe more.
+const PROBED_FOLDERS: [&str; 3] = ["/etc/zsh", "/etc/fish", "/etc/claude-code"];
 
 impl Existing {
     pub(super) fn list() -> Existing {
@@ -33,12 +40,24 @@ impl Existing {
             .into_iter()
             .filter_map(|dir| names_in(&dir).map(|names| (dir, names)))
             .collect();
-        Existing { listed }
+        // Only a folder the file system says is not there (a dangling link included): any
+        // other answer, a denied one too, leaves its candidates to their own probes.
+        let absent = PROBED_FOLDERS
+            .iter()
+            .map(PathBuf::from)
+            .filter(|dir| {
+                std::fs::metadata(dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+            })
+            .collect();
+        Existing { listed, absent }
     }
 
     /// Whether `path` may exist: false only when it lies in a listed folder whose listing
-    /// lacks its first name there.
+    /// lacks its first name there, or in a folder found absent.
     pub(super) fn may_hold(&self, path: &Path) -> bool {
+        if self.absent.iter().any(|dir| path.starts_with(dir)) {
+            return false;
+        }
         for (dir, names) in &self.listed {
             let Ok(rest) = path.strip_prefix(dir) else {
                 continue;
@@ -237,6 +256,7 @@ mod tests {
         let names = [".bashrc", ".config"].map(OsString::from).into();
         let existing = Existing {
             listed: vec![(dir.clone(), names)],
+            absent: vec![PathBuf::from("/etc/zsh")],
         };
         assert!(existing.may_hold(&dir.join(".bashrc")));
         assert!(existing.may_hold(&dir.join(".config/fish/config.fish")));
@@ -246,6 +266,11 @@ mod tests {
         assert!(existing.may_hold(Path::new("/home/ab/.zshrc")));
         assert!(existing.may_hold(Path::new("/etc/profile")));
         assert!(existing.may_hold(&dir));
+        // An absent folder spares what lies in it, and only that.
+        assert!(!existing.may_hold(Path::new("/etc/zsh/zshenv")));
+        assert!(!existing.may_hold(Path::new("/etc/zsh/zshrc.d")));
+        assert!(existing.may_hold(Path::new("/etc/zshenv")));
+        assert!(existing.may_hold(Path::new("/etc/zsh.d/x")));
     }
 
     #[test]
@@ -281,6 +306,7 @@ mod tests {
         std::fs::write(dir.join(".ZSHENV"), "").unwrap();
         let existing = Existing {
             listed: vec![(dir.clone(), names_in(&dir).unwrap())],
+            absent: Vec::new(),
         };
         assert!(existing.may_hold(&dir.join(".zshenv")));
         assert!(!existing.may_hold(&dir.join(".bashrc")));
