@@ -56,14 +56,18 @@ impl Paths {
                 return crate::catalog::CatalogSource {
                     cache: Some(compiled),
                     read_only: true,
+                    seen: None,
                 };
             }
-            if crate::perm::owned_by_other(&catalog) {
+            // One look at the catalog serves whose it is and, next, the cache's stamp.
+            let seen = std::fs::metadata(&catalog).ok();
+            if seen.as_ref().is_some_and(crate::perm::belongs_to_other) {
                 return crate::catalog::CatalogSource::default();
             }
             crate::catalog::CatalogSource {
                 cache: Some(crate::catalog::cache_file_for(&cache_dir, &catalog)),
                 read_only: false,
+                seen,
             }
         })
     }

@@ -28,17 +28,19 @@ pub fn current_uid() -> Option<u32> {
 /// True when `path` exists and belongs to another user than this process's: a file the
 /// process must treat as someone else's (it never writes beside it).
 pub fn owned_by_other(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|meta| belongs_to_other(&meta))
+}
+
+/// `owned_by_other` for metadata already taken.
+pub fn belongs_to_other(meta: &std::fs::Metadata) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        match (std::fs::metadata(path), current_uid()) {
-            (Ok(meta), Some(uid)) => meta.uid() != uid,
-            _ => false,
-        }
+        current_uid().is_some_and(|uid| meta.uid() != uid)
     }
     #[cfg(not(unix))]
     {
-        let _ = path;
+        let _ = meta;
         false
     }
 }

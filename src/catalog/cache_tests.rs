@@ -259,3 +259,22 @@ fn a_damaged_length_is_not_allocated() {
     let lazy = LazyCatalog::with_compiled_index(catalog, path);
     assert!(lazy.get().is_ok_and(|c| c.object("atlas").is_some()));
 }
+
+#[test]
+fn a_stamp_from_metadata_already_taken_is_the_stamp() {
+    let (dir, catalog, _cache) = setup(EXAMPLE);
+    let seen = std::fs::metadata(&catalog).unwrap();
+    assert_eq!(
+        cache::stamps_seen(&catalog, Some(&seen)).unwrap(),
+        cache::stamps(&catalog).unwrap()
+    );
+    // A folder's metadata stamps nothing itself: its files are each stamped.
+    let folder = dir.path().join("catalog.d");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("a.toml"), EXAMPLE).unwrap();
+    let seen = std::fs::metadata(&folder).unwrap();
+    let stamps = cache::stamps_seen(&folder, Some(&seen)).unwrap();
+    assert_eq!(stamps, cache::stamps(&folder).unwrap());
+    assert_eq!(stamps.len(), 1);
+    assert!(stamps[0].path.ends_with(b"a.toml"));
+}

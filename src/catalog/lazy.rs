@@ -29,6 +29,9 @@ pub struct CatalogSource {
     pub cache: Option<PathBuf>,
     /// The cache is the operator's compiled index: read, never written (decision 0010).
     pub read_only: bool,
+    /// The catalog's metadata as the choice took it, before anything of it was read: the
+    /// cache's stamp check uses it instead of asking again.
+    pub seen: Option<std::fs::Metadata>,
 }
 
 impl LazyCatalog {
@@ -93,6 +96,7 @@ impl LazyCatalog {
             CatalogSource {
                 cache: Some(cache),
                 read_only: false,
+                seen: None,
             },
         )
     }
@@ -105,6 +109,7 @@ impl LazyCatalog {
             CatalogSource {
                 cache: Some(index),
                 read_only: true,
+                seen: None,
             },
         )
     }
@@ -131,8 +136,9 @@ impl LazyCatalog {
 
     fn open(&self) -> Result<Catalog, Vec<CatalogError>> {
         self.shut()?;
-        if let Some(cache) = &self.source().cache
-            && let Ok(view) = cache::open(cache, &self.path)
+        let source = self.source();
+        if let Some(cache) = &source.cache
+            && let Ok(view) = cache::open(cache, &self.path, source.seen.as_ref())
         {
             return Ok(Catalog::cached(view));
         }
@@ -245,7 +251,7 @@ pub enum CacheState {
 
 /// Compares the cache a hook would trust with the catalog itself, parsed afresh.
 pub fn check_cache(catalog: &Path, cache: &Path) -> CacheState {
-    let view = match cache::open(cache, catalog) {
+    let view = match cache::open(cache, catalog, None) {
         Ok(view) => view,
         Err(cache::Miss::Absent) => return CacheState::NotInUse("absent"),
         Err(cache::Miss::Stale) => return CacheState::NotInUse("stale, rebuilt at next use"),

@@ -52,7 +52,10 @@ impl Known {
         let words = refusal.command.iter().chain(refusal.runs.iter().flatten());
         // A target that cannot be known: what the command names elsewhere is not it.
         let words = words.filter(|_| refusal.unknown.is_none());
-        for word in words {
+        // The carried command's words are also the command's (`ssh m journalctl -u x`): a
+        // word met again names what it named the first time, and is not looked up again.
+        let mut seen = std::collections::HashSet::new();
+        for word in words.filter(|w| seen.insert(w.as_str())) {
             let object = catalog
                 .container(word)
                 .or_else(|| catalog.unit(word))

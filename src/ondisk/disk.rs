@@ -75,6 +75,8 @@ pub struct OnDisk {
     home: Option<String>,
     reader: RefCell<Reader>,
     startup: OnceCell<startup::Definitions>,
+    /// Names already looked for on `PATH`, for this one decision.
+    on_path: RefCell<std::collections::HashMap<String, bool>>,
 }
 
 impl OnDisk {
@@ -83,6 +85,7 @@ impl OnDisk {
             home: home.map(|h| h.to_string_lossy().into_owned()),
             reader: RefCell::new(Reader::default()),
             startup: OnceCell::new(),
+            on_path: RefCell::default(),
         }
     }
 
@@ -127,13 +130,26 @@ impl Disk for OnDisk {
 
     fn on_path(&self, name: &str) -> bool {
         use std::os::unix::fs::PermissionsExt as _;
+        if let Some(&found) = self.on_path.borrow().get(name) {
+            return found;
+        }
         let Some(path) = std::env::var_os("PATH") else {
             return false;
         };
-        std::env::split_paths(&path).any(|dir| {
-            std::fs::metadata(dir.join(name))
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+        // A folder named twice in `PATH` (a profile that prepends it again) holds nothing
+        // new the second time: it is looked in once.
+        let mut looked = Vec::new();
+        let found = std::env::split_paths(&path).any(|dir| {
+            if looked.contains(&dir) {
+                return false;
+            }
+            let found = std::fs::metadata(dir.join(name))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+            looked.push(dir);
+            found
+        });
+        self.on_path.borrow_mut().insert(name.to_string(), found);
+        found
     }
 
     fn definition(&self, name: &str) -> Definition {

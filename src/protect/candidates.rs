@@ -20,7 +20,14 @@ const MAX_LISTED: usize = 4096;
 /// cannot be listed, or holds too much, is not used, and its candidates are probed.
 pub(super) struct Existing {
     listed: Vec<(PathBuf, HashSet<OsString>)>,
+    /// Folders of `/etc` that several candidates lie in, found absent by one probe each.
+    absent: Vec<PathBuf>,
 }
+
+/// The `/etc` folders whose candidates (files and `*.d/` folders: six under `/etc/zsh`) are
+/// spared by one probe of the folder when it is absent, as it mostly is. A folder that is
+/// there costs that one probe more.
+const PROBED_FOLDERS: [&str; 3] = ["/etc/zsh", "/etc/fish", "/etc/claude-code"];
 
 impl Existing {
     pub(super) fn list() -> Existing {
@@ -33,12 +40,24 @@ impl Existing {
             .into_iter()
             .filter_map(|dir| names_in(&dir).map(|names| (dir, names)))
             .collect();
-        Existing { listed }
+        // Only a folder the file system says is not there (a dangling link included): any
+        // other answer, a denied one too, leaves its candidates to their own probes.
+        let absent = PROBED_FOLDERS
+            .iter()
+            .map(PathBuf::from)
+            .filter(|dir| {
+                std::fs::metadata(dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+            })
+            .collect();
+        Existing { listed, absent }
     }
 
     /// Whether `path` may exist: false only when it lies in a listed folder whose listing
-    /// lacks its first name there.
+    /// lacks its first name there, or in a folder found absent.
     pub(super) fn may_hold(&self, path: &Path) -> bool {
+        if self.absent.iter().any(|dir| path.starts_with(dir)) {
+            return false;
+        }
         for (dir, names) in &self.listed {
             let Ok(rest) = path.strip_prefix(dir) else {
                 continue;
@@ -57,12 +76,19 @@ impl Existing {
 /// Every file that could have set a variable in the hook's environment, leaving out the
 /// files and folders `existing` shows absent.
 pub(super) fn sources(cwd: Option<&Path>, existing: &Existing) -> Vec<(PathBuf, Format)> {
+    // A folder named twice (`/etc/environment.d` is both `/etc/environment`'s snippets and
+    // systemd's folder; `~/.profile.d` likewise) is listed once.
+    let listed = std::cell::RefCell::new(Vec::<(PathBuf, Vec<PathBuf>)>::new());
     let listing = |dir: &Path| {
-        if existing.may_hold(dir) {
-            listing(dir)
-        } else {
-            Vec::new()
+        if !existing.may_hold(dir) {
+            return Vec::new();
         }
+        if let Some((_, files)) = listed.borrow().iter().find(|(d, _)| d == dir) {
+            return files.clone();
+        }
+        let files = listing(dir);
+        listed.borrow_mut().push((dir.to_path_buf(), files.clone()));
+        files
     };
     let mut out = Vec::new();
     let home = crate::io::var_os("HOME")
@@ -172,6 +198,11 @@ pub(super) fn sources(cwd: Option<&Path>, existing: &Existing) -> Vec<(PathBuf, 
                 .map(|f| (f, Format::Text)),
         );
     }
+    // A file reached twice the same way (a folder named twice, the home directory also an
+    // ancestor of the event's folder) is read once, where it first comes; one read both as
+    // settings and as text is read both ways.
+    let mut seen = HashSet::new();
+    out.retain(|(file, format)| seen.insert((file.clone(), *format)));
     out
 }
 
@@ -225,6 +256,7 @@ mod tests {
         let names = [".bashrc", ".config"].map(OsString::from).into();
         let existing = Existing {
             listed: vec![(dir.clone(), names)],
+            absent: vec![PathBuf::from("/etc/zsh")],
         };
         assert!(existing.may_hold(&dir.join(".bashrc")));
         assert!(existing.may_hold(&dir.join(".config/fish/config.fish")));
@@ -234,6 +266,37 @@ mod tests {
         assert!(existing.may_hold(Path::new("/home/ab/.zshrc")));
         assert!(existing.may_hold(Path::new("/etc/profile")));
         assert!(existing.may_hold(&dir));
+        // An absent folder spares what lies in it, and only that.
+        assert!(!existing.may_hold(Path::new("/etc/zsh/zshenv")));
+        assert!(!existing.may_hold(Path::new("/etc/zsh/zshrc.d")));
+        assert!(existing.may_hold(Path::new("/etc/zshenv")));
+        assert!(existing.may_hold(Path::new("/etc/zsh.d/x")));
+    }
+
+    #[test]
+    fn a_file_reached_twice_is_read_once() {
+        let home = std::env::temp_dir().join(format!("mesh-guard-twice-{}", std::process::id()));
+        let snippet = home.join(".profile.d/a.sh");
+        std::fs::create_dir_all(snippet.parent().unwrap()).unwrap();
+        std::fs::write(&snippet, "").unwrap();
+        std::fs::write(home.join(".env"), "").unwrap();
+        let io = crate::io::Io {
+            stdin: Box::new(std::io::empty()),
+            stdout: Box::new(std::io::sink()),
+            stderr: Box::new(std::io::sink()),
+            env: [("HOME".into(), home.clone().into_os_string())].into(),
+        };
+        // `.profile`'s snippet folder is also listed on its own, and the home directory is
+        // an ancestor of the event's folder: each file still comes once.
+        let cwd = home.join("project");
+        let found = crate::io::with(io, || sources(Some(&cwd), &Existing::list()));
+        let _ = std::fs::remove_dir_all(&home);
+        for file in [snippet, home.join(".env")] {
+            let times = found.iter().filter(|(f, _)| *f == file).count();
+            assert_eq!(times, 1, "{}", file.display());
+        }
+        let mut seen = HashSet::new();
+        assert!(found.iter().all(|entry| seen.insert(entry.clone())));
     }
 
     #[test]
@@ -243,6 +306,7 @@ mod tests {
         std::fs::write(dir.join(".ZSHENV"), "").unwrap();
         let existing = Existing {
             listed: vec![(dir.clone(), names_in(&dir).unwrap())],
+            absent: Vec::new(),
         };
         assert!(existing.may_hold(&dir.join(".zshenv")));
         assert!(!existing.may_hold(&dir.join(".bashrc")));

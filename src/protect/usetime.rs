@@ -103,7 +103,7 @@ pub fn find(names: &[&'static str], cwd: Option<&Path>) -> Option<Planted> {
     None
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum Format {
     /// A Claude Code settings file: its `env` object.
     Settings,
@@ -187,9 +187,16 @@ pub fn mentions(text: &str, variable: &str) -> bool {
 }
 
 /// This process's user (root, for whom every file is writable, counts every file). Unknown
-/// counts as root: every file then counts.
+/// counts as root: every file then counts. So does a process whose effective user is not
+/// its real one (set-user-ID), as the owner of its `/proc/self` (root when it is not
+/// dumpable) said before: the two system calls spare that path lookup.
 fn effective_uid() -> u32 {
-    std::fs::metadata("/proc/self").map_or(0, |m| m.uid())
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let real = unsafe { libc::getuid() };
+    match crate::perm::current_uid() {
+        Some(uid) if uid == real => uid,
+        _ => 0,
+    }
 }
 
 /// Whether the agent's user could change the file: write it, or replace it in its

@@ -67,8 +67,13 @@ struct Memo {
     records: HashMap<(u8, u64, u64), Vec<u8>>,
 }
 
-/// Opens the cache at `cache` for the catalog at `catalog`, if it is whole and current.
-pub(crate) fn open(cache: &Path, catalog: &Path) -> Result<View, Miss> {
+/// Opens the cache at `cache` for the catalog at `catalog`, if it is whole and current;
+/// `seen`: the catalog's metadata if the caller took it before reading any of it.
+pub(crate) fn open(
+    cache: &Path,
+    catalog: &Path,
+    seen: Option<&std::fs::Metadata>,
+) -> Result<View, Miss> {
     let file = File::open(cache).map_err(|_| Miss::Absent)?;
     let prefix = read_at(&file, 0, PREFIX as usize).map_err(|_| Miss::Corrupt)?;
     let mut d = Dec { buf: &prefix };
@@ -102,7 +107,7 @@ pub(crate) fn open(cache: &Path, catalog: &Path) -> Result<View, Miss> {
         }
         stored.push(Stamp { path, fields });
     }
-    let current = stamps(catalog).map_err(|_| Miss::Stale)?;
+    let current = stamps_seen(catalog, seen).map_err(|_| Miss::Stale)?;
     if current != stored {
         return Err(Miss::Stale);
     }

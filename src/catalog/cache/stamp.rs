@@ -27,6 +27,30 @@ impl Stamp {
 /// The stamps of the catalog's files, in the order `load` reads them. Taken before the
 /// files are read, so a change made while reading leaves a stamp that no longer matches.
 pub(crate) fn stamps(catalog: &Path) -> std::io::Result<Vec<Stamp>> {
+    stamps_seen(catalog, None)
+}
+
+/// Like `stamps`, with the catalog's metadata as already taken by the caller (before
+/// anything of it was read): a one-file catalog is then stamped without asking again.
+pub(crate) fn stamps_seen(
+    catalog: &Path,
+    seen: Option<&std::fs::Metadata>,
+) -> std::io::Result<Vec<Stamp>> {
+    let taken;
+    let meta = match seen {
+        Some(meta) => meta,
+        None => {
+            taken = std::fs::metadata(catalog)?;
+            &taken
+        }
+    };
+    // Anything but a folder is the catalog's one file (`catalog::files`).
+    if !meta.is_dir() {
+        return Ok(vec![Stamp {
+            path: path_bytes(catalog),
+            fields: stamp_fields(meta),
+        }]);
+    }
     let files = crate::catalog::files(catalog).map_err(|e| std::io::Error::other(e.message))?;
     files
         .iter()
