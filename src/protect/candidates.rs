@@ -3,8 +3,8 @@
 //! absent ones (decision 0040).
 
 use super::usetime::Format;
-use std::collections::HashSet;
-use std::ffi::OsString;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 /// Entries read from one `*.d/` folder; a folder with more counts as setting it.
@@ -19,7 +19,7 @@ const MAX_LISTED: usize = 4096;
 /// from the listing is skipped, which is what its probe would have found; a folder that
 /// cannot be listed, or holds too much, is not used, and its candidates are probed.
 pub(super) struct Existing {
-    listed: Vec<(PathBuf, HashSet<OsString>)>,
+    listed: Vec<(PathBuf, Names)>,
     /// Folders of `/etc` that several candidates lie in, found absent by one probe each.
     absent: Vec<PathBuf>,
 }
@@ -55,17 +55,30 @@ impl Existing {
     /// Whether `path` may exist: false only when it lies in a listed folder whose listing
     /// lacks its first name there, or in a folder found absent.
     pub(super) fn may_hold(&self, path: &Path) -> bool {
-        if self.absent.iter().any(|dir| path.starts_with(dir)) {
+        // A path whose bytes do not start with the folder's cannot lie in it, unless it
+        // spells the folder another way (`/etc//zsh`); it is then probed, as any path the
+        // listing says nothing about. The byte test spares most paths the component walk.
+        let within = |dir: &Path| {
+            path.as_os_str()
+                .as_bytes()
+                .starts_with(dir.as_os_str().as_bytes())
+        };
+        if self
+            .absent
+            .iter()
+            .any(|dir| within(dir) && path.starts_with(dir))
+        {
             return false;
         }
         for (dir, names) in &self.listed {
+            if !within(dir) {
+                continue;
+            }
             let Ok(rest) = path.strip_prefix(dir) else {
                 continue;
             };
             match rest.components().next() {
-                Some(Component::Normal(first)) => {
-                    return names.contains(&first.to_ascii_lowercase());
-                }
+                Some(Component::Normal(first)) => return names.holds(first),
                 _ => continue,
             }
         }
@@ -201,9 +214,47 @@ pub(super) fn sources(cwd: Option<&Path>, existing: &Existing) -> Vec<(PathBuf, 
     // A file reached twice the same way (a folder named twice, the home directory also an
     // ancestor of the event's folder) is read once, where it first comes; one read both as
     // settings and as text is read both ways.
-    let mut seen = HashSet::new();
-    out.retain(|(file, format)| seen.insert((file.clone(), *format)));
-    out
+    first_of_each(out)
+}
+
+/// `files` without the later copies of an entry, in their order. Entries are the same when
+/// their bytes are: a file spelled two ways is read twice, which costs a read, not a check.
+fn first_of_each(files: Vec<(PathBuf, Format)>) -> Vec<(PathBuf, Format)> {
+    let key = |i: usize| (files[i].0.as_os_str().as_bytes(), files[i].1 as u8);
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by(|&a, &b| key(a).cmp(&key(b)).then(a.cmp(&b)));
+    let mut keep = vec![true; files.len()];
+    for pair in order.windows(2) {
+        if key(pair[0]) == key(pair[1]) {
+            keep[pair[1]] = false;
+        }
+    }
+    let mut keep = keep.into_iter();
+    let mut files = files;
+    files.retain(|_| keep.next().unwrap_or(true));
+    files
+}
+
+/// The names of a listed folder, in ASCII lower case, sorted: looked up by binary search
+/// rather than hashed, since a hook looks up some fifty of them once.
+pub(super) struct Names(Vec<Vec<u8>>);
+
+impl Names {
+    fn holds(&self, name: &OsStr) -> bool {
+        let lower = name.as_bytes().to_ascii_lowercase();
+        self.0.binary_search(&lower).is_ok()
+    }
+}
+
+impl<const N: usize> From<[&str; N]> for Names {
+    fn from(names: [&str; N]) -> Names {
+        let mut names: Vec<Vec<u8>> = names
+            .iter()
+            .map(|n| n.to_ascii_lowercase().into_bytes())
+            .collect();
+        names.sort();
+        Names(names)
+    }
 }
 
 /// A folder's entries (one level), or, past the bound, the folder itself, which the
@@ -225,14 +276,14 @@ fn listing(dir: &Path) -> Vec<PathBuf> {
 
 /// The names in `dir`, in ASCII lower case; `None` when it cannot be listed, holds too
 /// many, or holds a name that is not ASCII.
-fn names_in(dir: &Path) -> Option<HashSet<OsString>> {
+fn names_in(dir: &Path) -> Option<Names> {
     // Only where a name means exactly its bytes: a case-insensitive file system (macOS's
     // default) opens `.zshenv` for a file listed as `.ZSHENV`.
     if !cfg!(target_os = "linux") {
         return None;
     }
     let entries = std::fs::read_dir(dir).ok()?;
-    let mut names = HashSet::new();
+    let mut names = Vec::new();
     for entry in entries.take(MAX_LISTED + 1) {
         let name = entry.ok()?.file_name();
         // A Linux folder can fold case too (ext4 `casefold`): names are compared in ASCII
@@ -241,19 +292,22 @@ fn names_in(dir: &Path) -> Option<HashSet<OsString>> {
         if !name.is_ascii() {
             return None;
         }
-        names.insert(name.to_ascii_lowercase());
+        names.push(name.as_bytes().to_ascii_lowercase());
     }
-    (names.len() <= MAX_LISTED).then_some(names)
+    names.sort();
+    names.dedup();
+    (names.len() <= MAX_LISTED).then_some(Names(names))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
 
     #[test]
     fn a_listing_spares_only_the_probes_of_names_it_lacks() {
         let dir = PathBuf::from("/home/a");
-        let names = [".bashrc", ".config"].map(OsString::from).into();
+        let names = [".bashrc", ".config"].into();
         let existing = Existing {
             listed: vec![(dir.clone(), names)],
             absent: vec![PathBuf::from("/etc/zsh")],
@@ -271,6 +325,28 @@ mod tests {
         assert!(!existing.may_hold(Path::new("/etc/zsh/zshrc.d")));
         assert!(existing.may_hold(Path::new("/etc/zshenv")));
         assert!(existing.may_hold(Path::new("/etc/zsh.d/x")));
+    }
+
+    #[test]
+    fn later_copies_go_and_the_order_stays() {
+        let entry = |p: &str, f| (PathBuf::from(p), f);
+        let files = vec![
+            entry("/h/.env", Format::Text),
+            entry("/h/.bashrc", Format::Text),
+            entry("/h/.env", Format::Text),
+            entry("/h/.env", Format::Settings),
+            entry("/a", Format::Text),
+        ];
+        let kept = first_of_each(files);
+        assert_eq!(
+            kept,
+            vec![
+                entry("/h/.env", Format::Text),
+                entry("/h/.bashrc", Format::Text),
+                entry("/h/.env", Format::Settings),
+                entry("/a", Format::Text),
+            ]
+        );
     }
 
     #[test]

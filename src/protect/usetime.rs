@@ -96,7 +96,7 @@ pub fn find(names: &[&'static str], cwd: Option<&Path>) -> Option<Planted> {
         let Some(text) = read_bounded(&file) else {
             continue;
         };
-        if let Some(variable) = present.iter().find(|v| sets(format, &text, v)) {
+        if let Some(variable) = first_set(format, &text, &present) {
             return Some(Planted { variable, file });
         }
     }
@@ -111,9 +111,9 @@ pub(super) enum Format {
     Text,
 }
 
-/// What a file holds: its text, or for an over-long file one that mentions everything.
+/// What a file holds: its bytes, or for an over-long file one that mentions everything.
 enum Read {
-    Text(String),
+    Bytes(Vec<u8>),
     TooLong,
 }
 
@@ -144,24 +144,37 @@ fn read_bounded(file: &Path) -> Option<Read> {
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Some(Read::TooLong);
     }
-    Some(Read::Text(String::from_utf8_lossy(&bytes).into_owned()))
+    Some(Read::Bytes(bytes))
 }
 
-fn sets(format: Format, read: &Read, variable: &str) -> bool {
-    let text = match read {
-        Read::TooLong => return true,
-        Read::Text(text) => text,
+/// The first of `present` (in its order) that the file sets.
+fn first_set(format: Format, read: &Read, present: &[&'static str]) -> Option<&'static str> {
+    let bytes = match read {
+        Read::TooLong => return present.first().copied(),
+        Read::Bytes(bytes) => bytes,
     };
     if format == Format::Settings
-        && let Ok(json) = serde_json::from_str::<serde_json::Value>(text)
+        && let Ok(json) = serde_json::from_str::<serde_json::Value>(&String::from_utf8_lossy(bytes))
     {
-        return json
-            .get("env")
-            .and_then(|e| e.as_object())
-            .is_some_and(|env| env.contains_key(variable));
+        let env = json.get("env").and_then(|e| e.as_object());
+        return present
+            .iter()
+            .copied()
+            .find(|v| env.is_some_and(|env| env.contains_key(*v)));
     }
     // Unreadable JSON is read as text: what Claude Code makes of it is not ours to guess.
-    mentions(text, variable)
+    // Text is read as bytes: a name is ASCII, and a byte that is not cannot be part of one,
+    // as the character it belongs to could not.
+    let words = stem_words(bytes);
+    present
+        .iter()
+        .copied()
+        .find(|v| words.iter().any(|word| names(v, word)))
+}
+
+#[cfg(test)]
+fn sets(format: Format, read: &Read, variable: &'static str) -> bool {
+    first_set(format, read, &[variable]).is_some()
 }
 
 /// Whether text names `variable` in any way a shell could set it: the name itself with any
@@ -170,20 +183,38 @@ fn sets(format: Format, read: &Read, variable: &str) -> bool {
 /// `MESH_GUARD_$x`). Another variable whose name only starts the same (`…_OVERRIDE_X`)
 /// does not count.
 pub fn mentions(text: &str, variable: &str) -> bool {
-    const STEM: &str = "mesh_guard";
+    stem_words(text.as_bytes())
+        .iter()
+        .any(|word| names(variable, word))
+}
+
+/// Every word of `text` that starts with the guard's stem (`mesh_guard`, in any letter case)
+/// and is not glued to what comes before it, in ASCII lower case: the text is lowered and
+/// searched once, whatever the number of variables asked about.
+fn stem_words(text: &[u8]) -> Vec<Vec<u8>> {
+    const STEM: &[u8] = b"mesh_guard";
+    let word_byte = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
     let lower = text.to_ascii_lowercase();
-    let variable = variable.to_ascii_lowercase();
-    lower.match_indices(STEM).any(|(at, _)| {
-        let word: String = lower[at..]
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        let glued_before = lower[..at]
-            .chars()
-            .next_back()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        !glued_before && variable.starts_with(&word)
-    })
+    let mut words = Vec::new();
+    let mut at = 0;
+    while let Some(found) = lower[at..]
+        .windows(STEM.len())
+        .position(|w| w == STEM)
+        .map(|i| at + i)
+    {
+        let glued_before = found > 0 && word_byte(&lower[found - 1]);
+        if !glued_before {
+            let len = lower[found..].iter().take_while(|b| word_byte(b)).count();
+            words.push(lower[found..found + len].to_vec());
+        }
+        at = found + 1;
+    }
+    words
+}
+
+/// Whether `word` (lower case, from `stem_words`) could be `variable` or a leading piece of it.
+fn names(variable: &str, word: &[u8]) -> bool {
+    variable.len() >= word.len() && variable.as_bytes()[..word.len()].eq_ignore_ascii_case(word)
 }
 
 /// This process's user (root, for whom every file is writable, counts every file). Unknown
@@ -238,13 +269,39 @@ mod tests {
     }
 
     #[test]
+    fn text_is_read_as_bytes_and_the_first_variable_asked_about_is_named() {
+        let text =
+            Read::Bytes(b"\xff\xfeexport MESH_GUARD_DB=/tmp/x\nMESH_GUARD_CATALOG=y\n".to_vec());
+        let asked = ["MESH_GUARD_CATALOG", "MESH_GUARD_DB"];
+        assert_eq!(
+            first_set(Format::Text, &text, &asked),
+            Some("MESH_GUARD_CATALOG")
+        );
+        assert_eq!(
+            first_set(Format::Text, &text, &asked[1..]),
+            Some("MESH_GUARD_DB")
+        );
+        let glued = Read::Bytes(b"xMESH_GUARD_DB=1 \xc3\xa9MESH_GUARD_CATALOG=2".to_vec());
+        // A byte of a non-ASCII character is no part of a name, as the character is not.
+        assert_eq!(
+            first_set(Format::Text, &glued, &asked),
+            Some("MESH_GUARD_CATALOG")
+        );
+        assert_eq!(first_set(Format::Text, &glued, &asked[1..]), None);
+        assert_eq!(
+            first_set(Format::Settings, &Read::TooLong, &asked),
+            Some("MESH_GUARD_CATALOG")
+        );
+    }
+
+    #[test]
     fn settings_count_their_env_only() {
-        let set = Read::Text(r#"{"env":{"MESH_GUARD_OVERRIDE":"x"}}"#.into());
+        let set = Read::Bytes(br#"{"env":{"MESH_GUARD_OVERRIDE":"x"}}"#.to_vec());
         let elsewhere =
-            Read::Text(r#"{"permissions":{"allow":["Bash(MESH_GUARD_OVERRIDE)"]}}"#.into());
+            Read::Bytes(br#"{"permissions":{"allow":["Bash(MESH_GUARD_OVERRIDE)"]}}"#.to_vec());
         assert!(sets(Format::Settings, &set, "MESH_GUARD_OVERRIDE"));
         assert!(!sets(Format::Settings, &elsewhere, "MESH_GUARD_OVERRIDE"));
-        let broken = Read::Text(r#"{"env":{"MESH_GUARD_OVERRIDE":"x"},"#.into());
+        let broken = Read::Bytes(br#"{"env":{"MESH_GUARD_OVERRIDE":"x"},"#.to_vec());
         assert!(sets(Format::Settings, &broken, "MESH_GUARD_OVERRIDE"));
         assert!(sets(Format::Text, &Read::TooLong, "MESH_GUARD_DB"));
     }
