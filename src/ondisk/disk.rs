@@ -138,14 +138,12 @@ impl Disk for OnDisk {
         };
         // A folder named twice in `PATH` (a profile that prepends it again) holds nothing
         // new the second time: it is looked in once.
-        let mut looked = Vec::new();
+        let mut looked = std::collections::HashSet::new();
         let found = std::env::split_paths(&path).any(|dir| {
-            if looked.contains(&dir) {
-                return false;
-            }
-            let found = std::fs::metadata(dir.join(name))
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-            looked.push(dir);
+            let found = !looked.contains(&dir)
+                && std::fs::metadata(dir.join(name))
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+            looked.insert(dir);
             found
         });
         self.on_path.borrow_mut().insert(name.to_string(), found);

@@ -284,6 +284,8 @@ fn names_in(dir: &Path) -> Option<Names> {
     }
     let entries = std::fs::read_dir(dir).ok()?;
     let mut names = Vec::new();
+    // The entries read are counted, not the names they fold to: a folder of case variants
+    // would otherwise pass the bound with most of it unread.
     for entry in entries.take(MAX_LISTED + 1) {
         let name = entry.ok()?.file_name();
         // A Linux folder can fold case too (ext4 `casefold`): names are compared in ASCII
@@ -294,15 +296,47 @@ fn names_in(dir: &Path) -> Option<Names> {
         }
         names.push(name.as_bytes().to_ascii_lowercase());
     }
+    if names.len() > MAX_LISTED {
+        return None;
+    }
     names.sort();
     names.dedup();
-    (names.len() <= MAX_LISTED).then_some(Names(names))
+    Some(Names(names))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    /// A folder the agent can fill (its home) with case variants of a few names must not pass
+    /// the bound once the variants are folded together: the entries read count, so a
+    /// `.bashrc` beyond the part read is probed, not taken as absent.
+    #[test]
+    fn a_folder_of_case_variants_is_not_taken_as_listed_whole() {
+        let dir = std::env::temp_dir().join(format!("mesh-guard-variants-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for mask in 0..(MAX_LISTED as u32 + 1) {
+            let name: String = "abcdefghijklmn"
+                .chars()
+                .enumerate()
+                .map(|(i, c)| {
+                    if mask & (1 << i) != 0 {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            std::fs::write(dir.join(name), "").unwrap();
+        }
+        let listed = names_in(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            listed.is_none(),
+            "more entries than MAX_LISTED, yet listed whole"
+        );
+    }
 
     #[test]
     fn a_listing_spares_only_the_probes_of_names_it_lacks() {

@@ -50,21 +50,6 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// dropped the indexes: decision 0037), so one hook in sixteen or so pays the checkpoint.
 const WAL_LIMIT: u64 = 128 * 1024;
 
-/// Whether the database file's own header says WAL: its read and write format versions (bytes
-/// 18 and 19) are 2 only once `journal_mode=WAL` was set on it. SQLite writes them into the
-/// database file itself when it switches, never only into the log, and switching back to a
-/// rollback journal writes them back to 1 in the same file, so the bytes on disk are current.
-/// A new, empty or unreadable file says no, and gets the pragma. Where it says yes, SQLite opens
-/// the log at the first read as the pragma would have, without the pragma's statement and its
-/// schema read on every hook.
-fn header_says_wal(path: &Path) -> bool {
-    use std::os::unix::fs::FileExt;
-    let mut header = [0u8; 20];
-    std::fs::File::open(path)
-        .and_then(|f| f.read_exact_at(&mut header, 0))
-        .is_ok_and(|()| header[..16] == *b"SQLite format 3\0" && header[18] == 2 && header[19] == 2)
-}
-
 /// An open record.
 pub struct Store {
     conn: Connection,
@@ -82,11 +67,8 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        // Read before SQLite opens the file: closing a descriptor of it later would drop the
-        // POSIX locks SQLite holds on it.
-        let wal = header_says_wal(path);
         let mut store = Store::connect(path, flags)?;
-        store.prepare_for_writing(wal)?;
+        store.prepare_for_writing()?;
         Ok(store)
     }
 
@@ -129,7 +111,7 @@ impl Store {
         Ok(store)
     }
 
-    fn prepare_for_writing(&mut self, wal: bool) -> Result<(), RecordError> {
+    fn prepare_for_writing(&mut self) -> Result<(), RecordError> {
         // The log stays between hooks (decision 0026): a checkpoint on every close cost two
         // fsyncs, and deleting the log a third and a fourth to create it again (its header,
         // its directory). `trim_wal` bounds it instead.
@@ -139,13 +121,17 @@ impl Store {
                 true,
             )
             .map_err(|e| self.err(&e))?;
-        if !wal {
-            self.set_wal()?;
-        }
+        // Always asked, though the file mostly is in WAL already: reading its header first
+        // would take a descriptor of the database whose close drops every POSIX lock this
+        // process holds on it (a connection of the same process included), and a FIFO there
+        // would block that read where SQLite's open fails at once.
+        self.set_wal()?;
         // In WAL mode only FULL syncs the log on every commit: an override must be on disk
-        // before the command it allows runs. FULL is SQLite's compiled default in WAL mode
-        // (`SQLITE_DEFAULT_WAL_SYNCHRONOUS` unset in the bundled build), so no pragma says it
-        // again on every hook; `the_hooks_connection_syncs_every_commit` fails if it changes.
+        // before the command it allows runs. Said on every open rather than left to SQLite's
+        // compiled default, which a build with other flags (or a system SQLite) may change.
+        self.conn
+            .pragma_update(None, "synchronous", "FULL")
+            .map_err(|e| self.err(&e))?;
         let state = match schema::state(&self.conn).map_err(|e| self.err(&e))? {
             schema::State::Current => schema::State::Current,
             _ => schema::migrate(&mut self.conn).map_err(|e| self.err(&e))?,

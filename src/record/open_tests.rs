@@ -1,7 +1,7 @@
 //! Tests of how the record is opened: the SQLite it is built with, the pragmas a hook's
 //! connection runs under, the switch to WAL.
 
-use super::tests::{sample, write_schema_1};
+use super::tests::{header_says_wal, sample, write_schema_1};
 use super::*;
 /// The repository's `.cargo/config.toml` builds SQLite without what the record never uses
 /// (decision 0047). Builds from this checkout (tests, `cargo install --path .`) read it; when
@@ -43,10 +43,8 @@ fn pragma<T: rusqlite::types::FromSql>(store: &Store, name: &str) -> T {
         .unwrap()
 }
 
-/// `Store::open` no longer says `synchronous = FULL` (decision 0041): it relies on SQLite's
-/// compiled default for WAL mode, FULL, which syncs the log on every commit. This fails if the
-/// bundled build's default changes (`SQLITE_DEFAULT_WAL_SYNCHRONOUS`), on the file that gets the
-/// `journal_mode` pragma and on the one whose header already says WAL and does not.
+/// A hook's connection syncs the log on every commit (`synchronous = FULL`) and is in WAL mode,
+/// on a new file and on one already in WAL mode.
 #[test]
 fn the_hooks_connection_syncs_every_commit() {
     let dir = tempfile::tempdir().unwrap();

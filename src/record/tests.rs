@@ -48,6 +48,15 @@ pub(super) fn sample(kind: Kind, command: &str) -> Event {
 }
 
 /// Writes `events` the way the schema-1 release did: format-1 hashes, no shape column.
+/// Whether the database file's header says WAL (bytes 18 and 19 are 2).
+pub(super) fn header_says_wal(path: &Path) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut header = [0u8; 20];
+    std::fs::File::open(path)
+        .and_then(|f| f.read_exact_at(&mut header, 0))
+        .is_ok_and(|()| header[..16] == *b"SQLite format 3\0" && header[18] == 2 && header[19] == 2)
+}
+
 pub(super) fn write_schema_1(path: &Path, events: &[Event]) {
     let conn = Connection::open(path).unwrap();
     conn.execute_batch(RELEASED_SCHEMA_1).unwrap();
@@ -166,7 +175,7 @@ fn a_newer_schema_is_refused_not_written() {
     let err = Store::open(&path).err().unwrap();
     assert!(matches!(err, RecordError::NewerSchema { found: 99, .. }));
     assert_eq!(user_version(&path), 99);
-    // Also where the header already says WAL and no pragma runs before the version is read.
+    // Also where the file is in WAL mode already.
     let wal = dir.path().join("wal.db");
     let conn = Connection::open(&wal).unwrap();
     conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA user_version = 99;")
