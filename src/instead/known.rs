@@ -56,10 +56,24 @@ impl Known {
         // word met again names what it named the first time, and is not looked up again.
         let mut seen = std::collections::HashSet::new();
         for word in words.filter(|w| seen.insert(w.as_str())) {
+            // A word names a container first, else a unit, else a module, and sets only
+            // what is not set yet: the lookups from the first whose answer can no longer
+            // set anything on are left out (each is a record read from the cache).
+            let has = |p: &Placeholder| known.values.contains_key(p);
+            let module_set = has(&Placeholder::Module);
+            let asks = if !module_set {
+                3
+            } else if !has(&Placeholder::Unit) {
+                2
+            } else if !has(&Placeholder::Container) {
+                1
+            } else {
+                break;
+            };
             let object = catalog
                 .container(word)
-                .or_else(|| catalog.unit(word))
-                .or_else(|| catalog.module(word));
+                .or_else(|| (asks > 1).then(|| catalog.unit(word)).flatten())
+                .or_else(|| (asks > 2).then(|| catalog.module(word)).flatten());
             let (name, module) = match &object {
                 Some(MeshObject::Container { name, module }) => {
                     (Some((Placeholder::Container, name)), module)

@@ -28,6 +28,8 @@ pub(crate) use read::*;
 pub(crate) use stamp::*;
 pub(crate) use write::*;
 
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -69,4 +71,47 @@ pub fn file_for(dir: &Path, catalog: &Path) -> PathBuf {
         "catalog-{:016x}.idx",
         fnv1a(&path_bytes(&absolute))
     ))
+}
+
+/// Records a refusal reads (its decision and its ranking) without the table growing.
+const MEMO_RECORDS: usize = 64;
+
+/// Records already read and verified by a view (see `View::record`).
+#[derive(Debug, Default)]
+struct Memo {
+    bytes: usize,
+    records: HashMap<(u8, u64, u64), Vec<u8>, BuildHasherDefault<KeyHasher>>,
+}
+
+impl Memo {
+    fn sized() -> Memo {
+        Memo {
+            bytes: 0,
+            records: HashMap::with_capacity_and_hasher(MEMO_RECORDS, Default::default()),
+        }
+    }
+}
+
+/// The memo's keys are offsets in our own file, not chosen by anyone who could aim at
+/// collisions: a multiply-rotate hash instead of std's SipHash, which was a tenth of a
+/// refusal's ranking with the table's growth.
+#[derive(Debug, Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        bytes.iter().for_each(|&b| self.write_u64(u64::from(b)));
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }

@@ -3,11 +3,10 @@
 use super::codec::*;
 use super::stamp::*;
 use super::write::*;
-use super::{DIR_ENTRY, FORMAT, MAGIC, Miss, PREFIX, TABLES, TOOLS_TAG, Table};
+use super::{DIR_ENTRY, FORMAT, MAGIC, Memo, Miss, PREFIX, TABLES, TOOLS_TAG, Table};
 use crate::catalog::Cidr;
 use crate::catalog::index::{Index, ModuleEntry, Patterns, Ranges, ToolEntry};
 use crate::sha256::Sha256;
-use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,12 +58,6 @@ pub struct View {
     /// kept, so a damaged one is read (and found broken) every time, as without it. Kept
     /// in memory rather than mapped: a file cut short under a mapping would kill the hook.
     memo: Mutex<Memo>,
-}
-
-#[derive(Debug, Default)]
-struct Memo {
-    bytes: usize,
-    records: HashMap<(u8, u64, u64), Vec<u8>>,
 }
 
 /// Opens the cache at `cache` for the catalog at `catalog`, if it is whole and current;
@@ -179,7 +172,7 @@ pub(crate) fn open(
         tools,
         broken: AtomicBool::new(false),
         all_tools: OnceLock::new(),
-        memo: Mutex::default(),
+        memo: Mutex::new(Memo::sized()),
     })
 }
 
