@@ -74,6 +74,9 @@ impl Existing {
             if !within(dir) {
                 continue;
             }
+            if let Some(first) = first_name_after(path, dir) {
+                return names.holds(first);
+            }
             let Ok(rest) = path.strip_prefix(dir) else {
                 continue;
             };
@@ -96,7 +99,11 @@ pub(super) fn sources(cwd: Option<&Path>, existing: &Existing) -> Vec<(PathBuf, 
         if !existing.may_hold(dir) {
             return Vec::new();
         }
-        if let Some((_, files)) = listed.borrow().iter().find(|(d, _)| d == dir) {
+        if let Some((_, files)) = listed
+            .borrow()
+            .iter()
+            .find(|(d, _)| d.as_os_str() == dir.as_os_str())
+        {
             return files.clone();
         }
         let files = listing(dir);
@@ -150,7 +157,11 @@ pub(super) fn sources(cwd: Option<&Path>, existing: &Existing) -> Vec<(PathBuf, 
     }
     // Shell startup and environment files, with their snippet folders.
     let text = |file: PathBuf, out: &mut Vec<(PathBuf, Format)>| {
-        let folder = PathBuf::from(format!("{}.d", file.display()));
+        // Appended to the bytes: `display` would replace a name that is not UTF-8, and the
+        // folder probed would be another one.
+        let mut folder = file.clone().into_os_string();
+        folder.push(".d");
+        let folder = PathBuf::from(folder);
         out.push((file, Format::Text));
         out.extend(listing(&folder).into_iter().map(|f| (f, Format::Text)));
     };
@@ -215,6 +226,20 @@ pub(super) fn sources(cwd: Option<&Path>, existing: &Existing) -> Vec<(PathBuf, 
     // ancestor of the event's folder) is read once, where it first comes; one read both as
     // settings and as text is read both ways.
     first_of_each(out)
+}
+
+/// The first name of `path` below `dir` read from the bytes, when they spell it plainly:
+/// `dir`'s bytes, a slash (or `dir` ends in one), then a name that is not `.` or `..`.
+/// `None` sends the caller to the component walk, which reads every other spelling.
+fn first_name_after<'p>(path: &'p Path, dir: &Path) -> Option<&'p OsStr> {
+    let dir = dir.as_os_str().as_bytes();
+    let rest = path.as_os_str().as_bytes().strip_prefix(dir)?;
+    let rest = match dir.last() {
+        Some(b'/') => rest,
+        _ => rest.strip_prefix(b"/")?,
+    };
+    let name = rest.split(|b| *b == b'/').next()?;
+    (!matches!(name, b"" | b"." | b"..")).then(|| OsStr::from_bytes(name))
 }
 
 /// `files` without the later copies of an entry, in their order. Entries are the same when

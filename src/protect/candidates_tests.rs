@@ -55,6 +55,36 @@ fn a_listing_spares_only_the_probes_of_names_it_lacks() {
     assert!(existing.may_hold(Path::new("/etc/zsh.d/x")));
 }
 
+/// The byte reading of a path's first name below a folder agrees with the component walk, and
+/// leaves every other spelling to it.
+#[test]
+fn a_first_name_is_read_from_the_bytes_only_when_plainly_spelled() {
+    let name =
+        |p: &str, d: &str| first_name_after(Path::new(p), Path::new(d)).map(|n| n.to_owned());
+    assert_eq!(name("/home/a/.bashrc", "/home/a"), Some(".bashrc".into()));
+    assert_eq!(
+        name("/home/a/.config/fish/x", "/home/a"),
+        Some(".config".into())
+    );
+    assert_eq!(name("/root/.zshrc", "/root/"), Some(".zshrc".into()));
+    for (path, dir) in [
+        ("/home/ab/.zshrc", "/home/a"),
+        ("/home/a", "/home/a"),
+        ("/home/a/./.bashrc", "/home/a"),
+        ("/home/a//.bashrc", "/home/a"),
+        ("/home/a/../b/.bashrc", "/home/a"),
+    ] {
+        assert_eq!(name(path, dir), None, "{path} below {dir}");
+    }
+    let existing = Existing {
+        listed: vec![(PathBuf::from("/root/"), [".zshrc"].into())],
+        absent: Vec::new(),
+    };
+    assert!(existing.may_hold(Path::new("/root/.zshrc")));
+    assert!(!existing.may_hold(Path::new("/root/.bashrc")));
+    assert!(existing.may_hold(Path::new("/root//.zshrc")));
+}
+
 #[test]
 fn later_copies_go_and_the_order_stays() {
     let entry = |p: &str, f| (PathBuf::from(p), f);
