@@ -85,6 +85,28 @@ fn a_first_name_is_read_from_the_bytes_only_when_plainly_spelled() {
     assert!(existing.may_hold(Path::new("/root//.zshrc")));
 }
 
+/// A home whose name is not UTF-8 still has its startup files' snippet folders read: the
+/// folder's name is made from the file's bytes, not from a lossy display of them.
+#[test]
+fn a_snippet_folder_under_a_name_that_is_not_utf8_is_read() {
+    use std::os::unix::ffi::OsStringExt;
+    let mut name = format!("mesh-guard-bytes-{}-", std::process::id()).into_bytes();
+    name.push(0xff);
+    let home = std::env::temp_dir().join(std::ffi::OsString::from_vec(name));
+    let snippet = home.join(".bashrc.d/plant.sh");
+    std::fs::create_dir_all(snippet.parent().unwrap()).unwrap();
+    std::fs::write(&snippet, "export MESH_GUARD_OVERRIDE=x\n").unwrap();
+    let io = crate::io::Io {
+        stdin: Box::new(std::io::empty()),
+        stdout: Box::new(std::io::sink()),
+        stderr: Box::new(std::io::sink()),
+        env: [("HOME".into(), home.clone().into_os_string())].into(),
+    };
+    let found = crate::io::with(io, || sources(None, &Existing::list()));
+    let _ = std::fs::remove_dir_all(&home);
+    assert!(found.iter().any(|(f, _)| *f == snippet), "{found:?}");
+}
+
 #[test]
 fn later_copies_go_and_the_order_stays() {
     let entry = |p: &str, f| (PathBuf::from(p), f);
