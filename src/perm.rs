@@ -25,13 +25,8 @@ pub fn current_uid() -> Option<u32> {
     None
 }
 
-/// True when `path` exists and belongs to another user than this process's: a file the
-/// process must treat as someone else's (it never writes beside it).
-pub fn owned_by_other(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|meta| belongs_to_other(&meta))
-}
-
-/// `owned_by_other` for metadata already taken.
+/// True when the file `meta` describes belongs to another user than this process's: a file
+/// the process must treat as someone else's (it never writes beside it).
 pub fn belongs_to_other(meta: &std::fs::Metadata) -> bool {
     #[cfg(unix)]
     {
