@@ -110,9 +110,80 @@ fn link_static(out: &std::path::Path) {
     println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
 }
 
+/// Lays the code a hook runs out together, at the front of the text (decision 0048): a hook
+/// touches about a sixth of the binary's code, spread over all of it, and each page it touches
+/// is a page fault that maps its neighbours too. Gathered, far fewer pages are mapped: the most
+/// when the binary's pages came into the page cache from disk (after a reboot, say) rather
+/// than from the write that installed it.
+///
+/// `link/hot-text` lists the functions (see `scripts/hot-text`), with the hashes in their
+/// mangled names left to a wildcard, so the list holds across builds, compilers and
+/// dependency versions; a function it no longer names only stays where the linker puts it.
+/// The script only adds a section before `.text` (`INSERT`). LLD, Rust's default linker for
+/// x86-64 Linux, fills it; GNU ld, the default elsewhere, reads the script but gives each
+/// section to the first pattern that names it, which is its own default `.text`, so there the
+/// layout is left out, as it is when the build's configuration chooses a linker.
+fn hot_text(out: &std::path::Path) {
+    println!("cargo:rerun-if-changed=link/hot-text");
+    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    let flags = var("CARGO_ENCODED_RUSTFLAGS");
+    let custom_linker = std::env::var_os("RUSTC_LINKER").is_some()
+        || ["fuse-ld", "linker", "link-self-contained"]
+            .iter()
+            .any(|word| flags.contains(word));
+    let skipped = if var("CARGO_CFG_TARGET_OS") != "linux" {
+        Some("not a Linux target")
+    } else if var("CARGO_CFG_TARGET_ARCH") != "x86_64" {
+        Some("LLD is not the default linker for this target")
+    } else if custom_linker {
+        Some("a linker is chosen by the build's configuration")
+    } else {
+        None
+    };
+    if let Some(why) = skipped {
+        println!("cargo:rustc-env=MESH_GUARD_HOT_TEXT=left out: {why}");
+        return;
+    }
+    let list =
+        std::fs::read_to_string("link/hot-text").expect("link/hot-text is in the repository");
+    let mut script = String::from("SECTIONS\n{\n  .text.hook : {\n");
+    for (number, line) in list.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fits = |p: &str| {
+            !p.is_empty() && !p.contains(|c: char| c.is_whitespace() || "(){};,\"'".contains(c))
+        };
+        match line.split_once(' ') {
+            Some(("member", m)) if fits(m) && m.contains(':') => {
+                script.push_str(&format!("    *{m}(.text .text.*)\n"));
+            }
+            Some(("fn", p)) if fits(p) => {
+                script.push_str(&format!("    *(.text.{p} .text.unlikely.{p})\n"));
+            }
+            _ => panic!(
+                "link/hot-text:{}: not `fn PATTERN` or `member ARCHIVE:OBJECT`: {line}",
+                number + 1
+            ),
+        }
+    }
+    script.push_str("  }\n}\nINSERT BEFORE .text;\n");
+    let path = out.join("hot-text.ld");
+    std::fs::write(&path, script).expect("OUT_DIR is writable");
+    let path = path
+        .to_str()
+        .filter(|p| !p.contains(','))
+        .expect("OUT_DIR is a plain path");
+    println!("cargo:rustc-link-arg-bins=-Wl,-T,{path}");
+    println!("cargo:rustc-env=MESH_GUARD_HOT_TEXT=applied");
+}
+
 fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     link_static(&out);
+    hot_text(&out);
     println!("cargo:rerun-if-changed=rules");
     // (kind, name) → the last entry (in `ENTRIES`) that defines it: a later definition
     // wins, as when whole files are merged.
