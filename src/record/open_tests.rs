@@ -28,7 +28,12 @@ fn sqlite_is_built_without_the_extensions_the_record_never_uses() {
             "{unused} is compiled in: {options:?}"
         );
     }
-    for wanted in ["DEFAULT_MEMSTATUS=0", "OMIT_LOAD_EXTENSION", "OMIT_JSON"] {
+    for wanted in [
+        "DEFAULT_MEMSTATUS=0",
+        "OMIT_LOAD_EXTENSION",
+        "OMIT_JSON",
+        "DEFAULT_PCACHE_INITSZ=0",
+    ] {
         assert!(
             options.iter().any(|o| o == wanted),
             "{wanted} is missing: {options:?}"
