@@ -311,7 +311,14 @@ impl Scene {
         let bin_dir = Path::new(env!("CARGO_BIN_EXE_mesh-guard"))
             .parent()
             .unwrap();
+        // Without any mesh-guard installed on this machine (the README's install puts one in
+        // ~/.cargo/bin, on PATH): the guard under test is this build's, or none.
         let system_path = std::env::var("PATH").unwrap_or_default();
+        let system_path = system_path
+            .split(':')
+            .filter(|dir| !Path::new(dir).join("mesh-guard").exists())
+            .collect::<Vec<_>>()
+            .join(":");
         let path = if guard_on_path {
             format!(
                 "{}:{}:{system_path}",
