@@ -119,30 +119,20 @@ fn link_static(out: &std::path::Path) {
 /// `link/hot-text` lists the functions (see `scripts/hot-text`), with the hashes in their
 /// mangled names left to a wildcard, so the list holds across builds, compilers and
 /// dependency versions; a function it no longer names only stays where the linker puts it.
-/// The script only adds a section before `.text` (`INSERT`). LLD, Rust's default linker for
-/// x86-64 Linux, fills it; GNU ld, the default elsewhere, reads the script but gives each
-/// section to the first pattern that names it, which is its own default `.text`, so there the
-/// layout is left out, as it is when the build's configuration chooses a linker.
+/// The script only adds a section before `.text` (`INSERT`), which LLD (Rust's default linker
+/// here) and GNU ld fill; mold reads no `SECTIONS` and fails the link. So a small program is
+/// linked first the way this build links (its flags, its linker), with the script: if that
+/// fails, the layout is left out and the build goes on without it.
 fn hot_text(out: &std::path::Path) {
     println!("cargo:rerun-if-changed=link/hot-text");
-    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
+    // What the probe's link depends on beyond the flags, which rebuild everything anyway:
+    // a configured linker, and `mold -run`, which swaps the linker through LD_PRELOAD.
+    for var in ["RUSTC_LINKER", "LD_PRELOAD", "MOLD_PATH"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
     let var = |name: &str| std::env::var(name).unwrap_or_default();
-    let flags = var("CARGO_ENCODED_RUSTFLAGS");
-    let custom_linker = std::env::var_os("RUSTC_LINKER").is_some()
-        || ["fuse-ld", "linker", "link-self-contained"]
-            .iter()
-            .any(|word| flags.contains(word));
-    let skipped = if var("CARGO_CFG_TARGET_OS") != "linux" {
-        Some("not a Linux target")
-    } else if var("CARGO_CFG_TARGET_ARCH") != "x86_64" {
-        Some("LLD is not the default linker for this target")
-    } else if custom_linker {
-        Some("a linker is chosen by the build's configuration")
-    } else {
-        None
-    };
-    if let Some(why) = skipped {
-        println!("cargo:rustc-env=MESH_GUARD_HOT_TEXT=left out: {why}");
+    if var("CARGO_CFG_TARGET_OS") != "linux" || var("CARGO_CFG_TARGET_ENV") != "gnu" {
+        println!("cargo:rustc-env=MESH_GUARD_HOT_TEXT=left out: not a glibc Linux target");
         return;
     }
     let list =
@@ -172,12 +162,64 @@ fn hot_text(out: &std::path::Path) {
     script.push_str("  }\n}\nINSERT BEFORE .text;\n");
     let path = out.join("hot-text.ld");
     std::fs::write(&path, script).expect("OUT_DIR is writable");
-    let path = path
-        .to_str()
-        .filter(|p| !p.contains(','))
-        .expect("OUT_DIR is a plain path");
-    println!("cargo:rustc-link-arg-bins=-Wl,-T,{path}");
+    if let Err(why) = links_with(&path, out) {
+        println!("cargo:warning=mesh-guard is built without its code layout: {why}");
+        println!("cargo:rustc-env=MESH_GUARD_HOT_TEXT=left out: {why}");
+        return;
+    }
+    // `-T` and the path as two arguments: through `-Wl,` a comma in the path would split it.
+    println!("cargo:rustc-link-arg-bins=-T");
+    println!("cargo:rustc-link-arg-bins={}", path.display());
     println!("cargo:rustc-env=MESH_GUARD_HOT_TEXT=applied");
+}
+
+/// Whether this build's linker takes `script`: `fn main() {}` compiled and linked by the
+/// build's rustc, for its target, with its flags and configured linker, and the script.
+fn links_with(script: &std::path::Path, out: &std::path::Path) -> Result<(), String> {
+    let source = out.join("layout-probe.rs");
+    std::fs::write(&source, "fn main() {}\n").expect("OUT_DIR is writable");
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let mut probe = std::process::Command::new(rustc);
+    probe
+        .args([
+            "--crate-name",
+            "layout_probe",
+            "--crate-type",
+            "bin",
+            "--edition",
+            "2021",
+        ])
+        .arg("--target")
+        .arg(std::env::var("TARGET").expect("cargo sets TARGET"))
+        .arg("-o")
+        .arg(out.join("layout-probe"))
+        .arg(&source);
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    probe.args(flags.split('\x1f').filter(|f| !f.is_empty()));
+    if let Some(linker) = std::env::var_os("RUSTC_LINKER") {
+        let mut arg = std::ffi::OsString::from("linker=");
+        arg.push(linker);
+        probe.arg("-C").arg(arg);
+    }
+    probe.arg("-C").arg("link-arg=-T").arg("-C").arg({
+        let mut arg = std::ffi::OsString::from("link-arg=");
+        arg.push(script);
+        arg
+    });
+    match probe.output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => {
+            // rustc prints the whole link command; the linker's own complaint says more.
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            let said = |word: &str| stderr.lines().find(|l| l.contains(word));
+            let line = said("fatal").or_else(|| said("error")).unwrap_or("");
+            Err(format!(
+                "the linker did not take its script ({})",
+                line.trim()
+            ))
+        }
+        Err(e) => Err(format!("rustc could not be run to check the linker: {e}")),
+    }
 }
 
 fn main() {

@@ -41,15 +41,17 @@ fn sections(elf: &[u8]) -> Vec<(String, u64, u64)> {
 
 #[test]
 fn the_hooks_functions_come_first_and_together() {
+    // build.rs leaves the layout out where the linker does not take its script (mold, say),
+    // and says why. CI, whose linker does, requires it.
     let applied = env!("MESH_GUARD_HOT_TEXT");
-    if cfg!(not(all(target_os = "linux", target_arch = "x86_64"))) {
-        eprintln!("NOT CHECKED: no layout is made for this target ({applied})");
+    if applied != "applied" {
+        assert!(
+            std::env::var_os("MESH_GUARD_LAYOUT_REQUIRED").is_none(),
+            "build.rs did not lay the hook's functions out together: {applied}"
+        );
+        eprintln!("NOT CHECKED: this build has no layout to check ({applied})");
         return;
     }
-    assert_eq!(
-        applied, "applied",
-        "build.rs did not lay the hook's functions out together: {applied}"
-    );
     let elf = std::fs::read(env!("CARGO_BIN_EXE_mesh-guard")).unwrap();
     let sections = sections(&elf);
     let find = |name: &str| sections.iter().find(|s| s.0 == name);
@@ -59,8 +61,8 @@ fn the_hooks_functions_come_first_and_together() {
         hook.1 < text.1,
         "the hook's functions come before the rest: {hook:?} {text:?}"
     );
-    // The release build's list spans about 2 MB; a debug build's copies of the same functions
-    // are larger. Well under that means most names no longer match.
+    // The list's functions take about 2 MB in a release build and in a debug build alike.
+    // Well under that means most names no longer match.
     assert!(
         hook.2 >= 1 << 20,
         "only {} bytes of the hook's functions were found by their names",
