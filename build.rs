@@ -60,7 +60,7 @@ fn entries(value: &toml::Value) -> Vec<(usize, Vec<String>, String)> {
 /// fixed address as it is), and a search directory searched first in which
 /// each library std names for a dynamic link is a linker script naming its static archive.
 /// Tests and the library are untouched (`-bins` only).
-fn link_static(out: &std::path::Path) {
+fn link_static(out: &std::path::Path) -> Vec<String> {
     println!("cargo:rerun-if-env-changed=MESH_GUARD_DYNAMIC");
     let var = |name: &str| std::env::var(name).unwrap_or_default();
     let features = var("CARGO_CFG_TARGET_FEATURE");
@@ -70,7 +70,7 @@ fn link_static(out: &std::path::Path) {
         || features.split(',').any(|f| f == "crt-static")
         || std::env::var_os("MESH_GUARD_DYNAMIC").is_some()
     {
-        return;
+        return Vec::new();
     }
     // glibc's static archives are a separate package on some systems (glibc-static on
     // Fedora): without them the build stays dynamic, and says so.
@@ -88,7 +88,7 @@ fn link_static(out: &std::path::Path) {
                 "cargo:warning=mesh-guard is linked dynamically: {archive} not found \
                  (install glibc's static libraries for the faster static binary)"
             );
-            return;
+            return Vec::new();
         }
     }
     let dir = out.join("static-link");
@@ -105,9 +105,15 @@ fn link_static(out: &std::path::Path) {
     for (name, script) in scripts {
         std::fs::write(dir.join(name), format!("{script}\n")).expect("OUT_DIR is writable");
     }
-    println!("cargo:rustc-link-arg-bins=-no-pie");
-    println!("cargo:rustc-link-arg-bins=-static");
-    println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
+    let args = vec![
+        "-no-pie".to_string(),
+        "-static".to_string(),
+        format!("-L{}", dir.display()),
+    ];
+    for arg in &args {
+        println!("cargo:rustc-link-arg-bins={arg}");
+    }
+    args
 }
 
 /// Lays the code a hook runs out together, at the front of the text (decision 0048): a hook
@@ -123,7 +129,7 @@ fn link_static(out: &std::path::Path) {
 /// here) and GNU ld fill; mold reads no `SECTIONS` and fails the link. So a small program is
 /// linked first the way this build links (its flags, its linker), with the script: if that
 /// fails, the layout is left out and the build goes on without it.
-fn hot_text(out: &std::path::Path) {
+fn hot_text(out: &std::path::Path, link_args: &[String]) {
     println!("cargo:rerun-if-changed=link/hot-text");
     // What the probe's link depends on beyond the flags, which rebuild everything anyway:
     // a configured linker, and `mold -run`, which swaps the linker through LD_PRELOAD.
@@ -162,20 +168,30 @@ fn hot_text(out: &std::path::Path) {
     script.push_str("  }\n}\nINSERT BEFORE .text;\n");
     let path = out.join("hot-text.ld");
     std::fs::write(&path, script).expect("OUT_DIR is writable");
-    if let Err(why) = links_with(&path, out) {
+    // A link argument is a line of text to cargo.
+    let Some(shown) = path.to_str().filter(|p| !p.contains('\n')) else {
+        println!("cargo:rustc-env=MESH_GUARD_HOT_TEXT=left out: OUT_DIR is not plain text");
+        return;
+    };
+    if let Err(why) = links_with(&path, link_args, out) {
         println!("cargo:warning=mesh-guard is built without its code layout: {why}");
         println!("cargo:rustc-env=MESH_GUARD_HOT_TEXT=left out: {why}");
         return;
     }
     // `-T` and the path as two arguments: through `-Wl,` a comma in the path would split it.
     println!("cargo:rustc-link-arg-bins=-T");
-    println!("cargo:rustc-link-arg-bins={}", path.display());
+    println!("cargo:rustc-link-arg-bins={shown}");
     println!("cargo:rustc-env=MESH_GUARD_HOT_TEXT=applied");
 }
 
 /// Whether this build's linker takes `script`: `fn main() {}` compiled and linked by the
-/// build's rustc, for its target, with its flags and configured linker, and the script.
-fn links_with(script: &std::path::Path, out: &std::path::Path) -> Result<(), String> {
+/// build's rustc, for its target, with its flags, its configured linker and the binary's
+/// `link_args` (the static link's), and the script.
+fn links_with(
+    script: &std::path::Path,
+    link_args: &[String],
+    out: &std::path::Path,
+) -> Result<(), String> {
     let source = out.join("layout-probe.rs");
     std::fs::write(&source, "fn main() {}\n").expect("OUT_DIR is writable");
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
@@ -201,6 +217,9 @@ fn links_with(script: &std::path::Path, out: &std::path::Path) -> Result<(), Str
         arg.push(linker);
         probe.arg("-C").arg(arg);
     }
+    for arg in link_args {
+        probe.arg("-C").arg(format!("link-arg={arg}"));
+    }
     probe.arg("-C").arg("link-arg=-T").arg("-C").arg({
         let mut arg = std::ffi::OsString::from("link-arg=");
         arg.push(script);
@@ -224,8 +243,8 @@ fn links_with(script: &std::path::Path, out: &std::path::Path) -> Result<(), Str
 
 fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    link_static(&out);
-    hot_text(&out);
+    let link_args = link_static(&out);
+    hot_text(&out, &link_args);
     println!("cargo:rerun-if-changed=rules");
     // (kind, name) → the last entry (in `ENTRIES`) that defines it: a later definition
     // wins, as when whole files are merged.
