@@ -6,7 +6,7 @@
 //! (little-endian), see docs/decisions/0006-catalog-cache.md:
 //!
 //! ```text
-//! prefix  magic "MGIDX\0\0\n" | format u32 | header length u32 | SHA-256 of the header
+//! prefix  magic "MGIDX\0\0\n" | format u32 | header length u32 | checksum of the header
 //! header  racy u8 | crate version | catalog path | content SHA-256 | file stamps
 //!         | body length | domains, networks, forge, syslog, machine patterns | counts
 //!         | table positions
@@ -14,11 +14,13 @@
 //!         then the buckets; then the tools' directory and records
 //! ```
 //!
-//! Trust: the header's checksum is verified on open, each bucket's on every read. Any
+//! Trust: the header's checksum is verified on open, each bucket's on every read (against
+//! damage: `checksum`, decision 0049). Any
 //! mismatch, short read or undecodable entry marks the view broken, and the decision is
 //! made again from the catalog itself (`LazyCatalog::recover`): a damaged cache costs
 //! time, never a wrong pass.
 
+mod checksum;
 mod codec;
 mod read;
 mod stamp;
@@ -35,8 +37,8 @@ use std::time::Duration;
 
 const MAGIC: &[u8; 8] = b"MGIDX\0\0\n";
 /// Bump on any change to the layout or to what an entry means.
-const FORMAT: u32 = 4;
-const PREFIX: u64 = 8 + 4 + 4 + 32;
+const FORMAT: u32 = 5;
+const PREFIX: u64 = 8 + 4 + 4 + 8;
 const DIR_ENTRY: u64 = 8 + 4 + 8;
 /// A file changed this recently may change again within the same timestamp tick (file
 /// times are coarse), so its stamp alone does not prove the content: such a cache is

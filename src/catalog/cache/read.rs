@@ -1,12 +1,12 @@
 //! Reading the cache: the header checked on open, each bucket probed with positioned reads.
 
+use super::checksum::Checksum;
 use super::codec::*;
 use super::stamp::*;
 use super::write::*;
 use super::{DIR_ENTRY, FORMAT, MAGIC, Memo, Miss, PREFIX, TABLES, TOOLS_TAG, Table};
 use crate::catalog::Cidr;
 use crate::catalog::index::{Index, ModuleEntry, Patterns, Ranges, ToolEntry};
-use crate::sha256::Sha256;
 use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -75,7 +75,7 @@ pub(crate) fn open(
     }
     let header_len = d.u32().ok_or(Miss::Corrupt)?;
     let header = read_at(&file, PREFIX, header_len as usize).map_err(|_| Miss::Corrupt)?;
-    if Sha256::digest(&header)[..] != *d.take(32).ok_or(Miss::Corrupt)? {
+    if Checksum::new().bytes(&header).finish()[..] != *d.take(8).ok_or(Miss::Corrupt)? {
         return Err(Miss::Corrupt);
     }
     let mut d = Dec { buf: &header };
@@ -186,8 +186,8 @@ pub(crate) fn restamp(cache: &Path, file: &File) -> std::io::Result<()> {
         return Err(std::io::ErrorKind::InvalidData.into());
     }
     bytes[header.start] = 0;
-    let digest = Sha256::digest(&bytes[header]);
-    bytes[16..48].copy_from_slice(&digest);
+    let sum = Checksum::new().bytes(&bytes[header]).finish();
+    bytes[16..PREFIX as usize].copy_from_slice(&sum);
     replace(cache, &bytes)
 }
 

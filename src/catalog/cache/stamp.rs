@@ -1,6 +1,7 @@
 //! The stamp: which catalog files, at what size, time and content, the cache was built from.
 
 use super::RACY;
+use super::checksum::Checksum;
 use crate::catalog::Source;
 use crate::sha256::Sha256;
 use std::path::Path;
@@ -120,13 +121,14 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
+/// A bucket's check: its table's tag and its number, then its bytes, so a bucket read from
+/// the wrong place fails as a damaged one does.
 pub(crate) fn check(tag: u8, index: u64, bytes: &[u8]) -> [u8; 8] {
-    let mut hash = Sha256::new();
-    hash.update([tag]);
-    hash.update(index.to_le_bytes());
-    hash.update(bytes);
-    let digest = hash.finalize();
-    digest[..8].try_into().expect("eight bytes")
+    Checksum::new()
+        .word(u64::from(tag))
+        .word(index)
+        .bytes(bytes)
+        .finish()
 }
 
 // ---- encoding ---------------------------------------------------------------------------

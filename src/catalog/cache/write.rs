@@ -1,12 +1,12 @@
 //! Writing the cache: the index's tables, bucketed, written atomically (a temporary file
 //! renamed over the old one).
 
+use super::checksum::Checksum;
 use super::codec::*;
 use super::stamp::*;
 use super::{DIR_ENTRY, FORMAT, MAGIC, PREFIX, TOOLS_TAG, Table};
 use crate::catalog::Cidr;
 use crate::catalog::index::Index;
-use crate::sha256::Sha256;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -180,7 +180,7 @@ pub(crate) fn write(
     file.extend_from_slice(MAGIC);
     file.extend_from_slice(&FORMAT.to_le_bytes());
     file.extend_from_slice(&(h.0.len() as u32).to_le_bytes());
-    file.extend_from_slice(&Sha256::digest(&h.0));
+    file.extend_from_slice(&Checksum::new().bytes(&h.0).finish());
     file.extend_from_slice(&h.0);
     file.extend_from_slice(&body);
     replace(cache, &file)
