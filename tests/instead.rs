@@ -143,6 +143,25 @@ fn every_family_with_and_without_a_tool() {
             "systemctl restart <unit>",
             "mesh restart app --machine atlas",
         ),
+        // A D-Bus call ranks as the systemctl command its method comes to.
+        (
+            "busctl call org.freedesktop.systemd1 /org/freedesktop/systemd1 \
+             org.freedesktop.systemd1.Manager RestartUnit ss app.service replace",
+            "systemctl restart <unit>",
+            "mesh restart app --machine atlas",
+        ),
+        (
+            "dbus-send --system --dest=org.freedesktop.systemd1 \
+             /org/freedesktop/systemd1/unit/app_2eservice org.freedesktop.systemd1.Unit.TryRestart",
+            "systemctl try-restart <unit>",
+            "mesh restart app --machine atlas",
+        ),
+        (
+            "gdbus call --system -d org.freedesktop.systemd1 -o /org/freedesktop/systemd1 \
+             -m org.freedesktop.systemd1.Manager.ReloadOrRestartUnit \"'app.service'\" \"'replace'\"",
+            "systemctl reload-or-restart <unit>",
+            "mesh restart app --machine atlas",
+        ),
     ];
     let with_tools = dir.write(
         "tools.toml",

@@ -49,7 +49,7 @@ fn a_typo_in_a_rules_table_is_an_error_naming_file_and_line() {
         format!(
             "error: {file}:5: unknown field `optoin`, expected one of `names`, `over`, \
              `options`, `env`, `operands`, `inert`, `subcommand`, `parent_subcommands`, \
-             `same_as`, `only_by_target`, `replace`, `short_value`, `long_value`, \
+             `same_as`, `only_by_target`, `replace`, `methods`, `short_value`, `long_value`, \
              `stop_at_operand`, `options_after_first_operand`, `single_dash_long`, \
              `long_two_values`\n"
         )
@@ -190,6 +190,61 @@ fn extending_a_built_in_program_needs_no_flag() {
         assert_eq!(out.code, 1, "{command}: {} {}", out.stdout, out.stderr);
     }
     assert_eq!(check(&dir, "ssh example.org uptime").code, 0);
+}
+
+#[test]
+fn a_d_bus_method_is_added_and_a_built_in_one_cannot_change_silently() {
+    let dir = Scratch::new("rules-methods");
+    rules(
+        &dir,
+        "[[program]]\nnames = [\"busctl\"]\n[program.methods]\nBounceUnit = \"systemctl restart\"\n",
+    );
+    let out = run(
+        &[
+            "check",
+            "--json",
+            "busctl call org.example.Ops /ops org.example.Ops BounceUnit s mesh-controller.service",
+        ],
+        &[
+            ("MESH_GUARD_CATALOG", &example_catalog()),
+            ("MESH_GUARD_DB", &dir.path("a.db")),
+            ("MESH_GUARD_RULES", &dir.path("rules")),
+        ],
+        b"",
+    );
+    assert_eq!(out.code, 1, "{} {}", out.stdout, out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(json["instead"][0]["tool"], "restart", "{}", out.stdout);
+    // Without the operator's method the call is refused still, but nothing ranks for it.
+    let bare = run(
+        &[
+            "check",
+            "--json",
+            "busctl call org.example.Ops /ops org.example.Ops BounceUnit s mesh-controller.service",
+        ],
+        &[
+            ("MESH_GUARD_CATALOG", &example_catalog()),
+            ("MESH_GUARD_DB", &dir.path("a.db")),
+        ],
+        b"",
+    );
+    let json: serde_json::Value = serde_json::from_str(&bare.stdout).unwrap();
+    assert_eq!(json["rule"], "mesh-unit", "{}", bare.stdout);
+    assert_eq!(json["instead"], serde_json::json!([]), "{}", bare.stdout);
+
+    let file = rules(
+        &dir,
+        "[[program]]\nnames = [\"busctl\"]\n[program.methods]\nRestartUnit = \"systemctl status\"\n",
+    );
+    let out = check(&dir, "ls");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: {file}:1: `busctl` is a built-in program, and the method `RestartUnit` is \
+             `systemctl restart` there, not `systemctl status`: add `replace = true` to replace \
+             it whole\n"
+        )
+    );
 }
 
 #[test]

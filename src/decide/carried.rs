@@ -13,6 +13,8 @@ pub(super) struct Carried {
     pub inner: Vec<String>,
     pub runs: Vec<Vec<String>>,
     pub family: Vec<String>,
+    /// What the call does, as other commands (the rules' `methods`), target left off.
+    pub equivalent: Vec<Vec<String>>,
     pub operands: Vec<String>,
 }
 

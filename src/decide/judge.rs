@@ -165,6 +165,7 @@ fn candidate_refusal(
         inner: c.carried.inner.clone(),
         runs: c.carried.runs.clone(),
         family: c.carried.family.clone(),
+        equivalent: c.carried.equivalent.clone(),
         operands: c.carried.operands.clone(),
         written: c.command_written.clone(),
         verbatim: false,

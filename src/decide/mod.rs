@@ -160,6 +160,10 @@ pub struct Refusal {
     /// The program's family, as the rules name it (`nerdctl` → `docker`, `docker-compose`
     /// → `docker compose`): the command is ranked as the family's program too.
     pub family: Vec<String>,
+    /// Commands that do what this one does to its target, ranked as written with the target
+    /// after them: a D-Bus call to systemd (`busctl call … RestartUnit s x.service`) is
+    /// `systemctl restart x.service`.
+    pub equivalent: Vec<Vec<String>>,
     /// The operands the refused program was given (options off), for `<source>`, `<path>`.
     pub operands: Vec<String>,
     /// Each word of `command` holding an unknown part, with the text the agent wrote.
@@ -187,6 +191,7 @@ impl Refusal {
             inner: Vec::new(),
             runs: Vec::new(),
             family: Vec::new(),
+            equivalent: Vec::new(),
             operands: Vec::new(),
             written: Vec::new(),
             verbatim: true,

@@ -84,6 +84,9 @@ impl Guard<'_> {
         if argv::has(&scanned, &spec.inert) {
             return;
         }
+        if !spec.methods.is_empty() {
+            cx.carried.equivalent = equivalents(spec, &scanned);
+        }
         // What a program with no subcommand here carries is known before its options'
         // targets are: `ssh -o 'HostName x' y uptime` carries `uptime`.
         {
@@ -285,6 +288,13 @@ impl Guard<'_> {
             return;
         }
         self.ssh_config(role, &value, cx, walk);
+        // A D-Bus call's shape is the command it comes to: `systemctl restart <unit>`.
+        let shape = match cx.carried.equivalent.first() {
+            Some(equivalent) if role == Role::DbusWord => {
+                format!("{} <unit>", equivalent.join(" "))
+            }
+            _ => shape,
+        };
         walk.candidates.push(Candidate {
             role,
             value,
@@ -329,4 +339,25 @@ impl Guard<'_> {
         });
         by_option || by_env
     }
+}
+
+/// The commands a D-Bus call comes to, by the rules' `methods`: its method, named whole or as
+/// the last part of `INTERFACE.METHOD` (`org.freedesktop.systemd1.Manager.RestartUnit`), or
+/// busctl's verb (`get-property`), wherever among the words it stands.
+fn equivalents(spec: &Program, scanned: &[Arg]) -> Vec<Vec<String>> {
+    let mut found: Vec<Vec<String>> = Vec::new();
+    let words = scanned.iter().filter_map(|arg| match arg {
+        Arg::Option { value, .. } => value.as_deref(),
+        Arg::Operand(word) => Some(word.as_str()),
+    });
+    for word in words {
+        let method = word.rsplit('.').next().unwrap_or(word);
+        if let Some(command) = spec.methods.get(word).or_else(|| spec.methods.get(method)) {
+            let command: Vec<String> = command.split_whitespace().map(String::from).collect();
+            if !found.contains(&command) {
+                found.push(command);
+            }
+        }
+    }
+    found
 }

@@ -1,6 +1,7 @@
 //! A target word in its role → the mesh object it names, if any. Host forms (`user@`,
 //! `:port`, `ssh://`, `host:path`, `[v6]`) are taken apart here, once for every program.
 
+mod dbus;
 mod git;
 mod hosts;
 pub(crate) use git::*;
@@ -227,6 +228,16 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
             named(catalog.unit_glob(value), value, Rule::MeshUnit)
         }
         Role::Unit => named(catalog.unit(value), value, Rule::MeshUnit),
+        // A mesh unit among the names wins; else a name not known makes the word unknown.
+        Role::DbusWord => dbus::unit_names(value)
+            .iter()
+            .map(|name| resolve(catalog, Role::Unit, name, user))
+            .fold(Resolved::Nothing, |found, next| match (found, next) {
+                (found @ Resolved::Mesh { .. }, _) => found,
+                (_, next @ Resolved::Mesh { .. }) => next,
+                (Resolved::Unknown, _) | (_, Resolved::Unknown) => Resolved::Unknown,
+                (found, _) => found,
+            }),
         Role::Container if is_glob(value) && !value.contains(UNKNOWN) => {
             named(catalog.container_glob(value), value, Rule::MeshContainer)
         }

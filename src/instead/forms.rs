@@ -24,14 +24,16 @@ pub fn forms(refusal: &Refusal, machine: Option<&str>) -> Vec<Vec<String>> {
         forms.push(family);
     }
     // systemctl's compound verbs rank as the verb they come to.
-    if program == "systemctl"
-        && let Some(at) = words.iter().position(|w| verb_as(w).is_some())
-    {
-        for verb in verb_as(&words[at]).unwrap_or_default() {
-            let mut form = words.clone();
-            form[at] = verb.to_string();
-            forms.push(form);
-        }
+    if program == "systemctl" {
+        forms.extend(plain_verbs(words));
+    }
+    // A call that does what another command does ranks as that command on its target.
+    for equivalent in &refusal.equivalent {
+        let mut form = equivalent.clone();
+        form.push(refusal.target.clone());
+        let plain = plain_verbs(&form);
+        forms.push(form);
+        forms.extend(plain);
     }
     // `service UNIT VERB` (or a family form of it, `/etc/init.d/UNIT VERB`): systemctl's
     // grammar is `systemctl VERB UNIT`.
@@ -92,6 +94,23 @@ pub fn forms(refusal: &Refusal, machine: Option<&str>) -> Vec<Vec<String>> {
         forms.extend((1..words.len()).map(|i| words[i..].to_vec()));
     }
     forms
+}
+
+/// A systemctl command with its compound verb (`reload-or-restart`) replaced by each plainer
+/// verb it comes to.
+fn plain_verbs(words: &[String]) -> Vec<Vec<String>> {
+    let Some(at) = words.iter().position(|w| verb_as(w).is_some()) else {
+        return Vec::new();
+    };
+    let verbs = verb_as(&words[at]).unwrap_or_default();
+    verbs
+        .iter()
+        .map(|verb| {
+            let mut form = words.to_vec();
+            form[at] = verb.to_string();
+            form
+        })
+        .collect()
 }
 
 /// systemctl's verbs that do what a plainer verb does (`reload-or-restart`: a reload, or a

@@ -1,6 +1,6 @@
 //! An operator's `[[program]]` over the built-in ones: a program the guard does not know is
 //! added; naming a built-in program extends it (more names, options, environment variables,
-//! value-taking options, subcommands); redefining one needs `replace = true`. A redefinition
+//! value-taking options, D-Bus methods, subcommands); redefining one needs `replace = true`. A redefinition
 //! without it is an error, so a file that would silently stop guarding ssh stops every
 //! command instead (fail closed). The other kinds (wrappers, shells, interpreters, writers,
 //! agents, arguments) have no `replace`: an operator's entry may not take a built-in name at
@@ -190,6 +190,18 @@ fn extended(base: &Program, more: &Program) -> Result<Program, String> {
                 .cloned()
                 .collect::<Vec<_>>(),
         );
+    }
+    for (method, command) in &more.methods {
+        match out.methods.get(method) {
+            Some(had) if had != command => {
+                return Err(format!(
+                    "the method `{method}` is `{had}` there, not `{command}`"
+                ));
+            }
+            _ => {
+                out.methods.insert(method.clone(), command.clone());
+            }
+        }
     }
     out.subcommand.extend(more.subcommand.iter().cloned());
     Ok(out)

@@ -40,6 +40,10 @@ pub enum Role {
     Context,
     /// A systemd unit, with or without `.service`.
     Unit,
+    /// A word of a D-Bus call (`busctl call`, `gdbus`, `dbus-send`): a unit it names as an
+    /// argument (`string:x.service`, `'x.service'`) or by its object path
+    /// (`/org/freedesktop/systemd1/unit/x_2eservice`).
+    DbusWord,
     /// `journalctl -M` / `systemctl -M`: a machine or a container.
     Machine,
     /// A container name or id.
@@ -80,7 +84,7 @@ impl Role {
             | Role::Forward
             | Role::SocketAddress
             | Role::Machine => "machine",
-            Role::Unit => "unit",
+            Role::Unit | Role::DbusWord => "unit",
             Role::Container | Role::Service | Role::CopyPath => "container",
             Role::JournalMatch => "match",
             Role::GitUrl | Role::HostList | Role::DaemonEndpoint | Role::SshUrl => "machine",
@@ -102,6 +106,7 @@ impl Role {
         matches!(
             self,
             Role::Unit
+                | Role::DbusWord
                 | Role::Container
                 | Role::Service
                 | Role::CopyPath

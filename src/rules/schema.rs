@@ -141,6 +141,11 @@ with_syntax! {
         /// options, environment variables), and redefining it is an error.
         #[serde(default)]
         pub replace: bool,
+        /// D-Bus methods (or busctl verbs) and the command each does to the unit it is
+        /// called on: `RestartUnit = "systemctl restart"`. A call ranks as that command on
+        /// its unit, so the tool that replaces the command is offered for the call.
+        #[serde(default)]
+        pub methods: HashMap<String, String>,
     }
 }
 
