@@ -53,6 +53,28 @@ fn passwd_fields(line: &str) -> Option<(String, u32, u32, PathBuf)> {
     ))
 }
 
+/// The home directory of the process's real user in `/etc/passwd`, where ssh takes `~`
+/// from (not `$HOME`); none when the user is not in the file (an NSS-only account).
+pub fn passwd_home() -> Option<PathBuf> {
+    #[cfg(unix)]
+    {
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::getuid() };
+        home_in(&std::fs::read_to_string("/etc/passwd").ok()?, uid)
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// `uid`'s home in the text of a password file.
+fn home_in(passwd: &str, uid: u32) -> Option<PathBuf> {
+    passwd
+        .lines()
+        .filter_map(passwd_fields)
+        .find(|(_, u, ..)| *u == uid)
+        .map(|(.., home)| home)
+}
+
 /// Looks a user up by name or uid in `/etc/passwd`, with the groups `/etc/group` gives.
 pub fn lookup(name_or_uid: &str) -> Option<User> {
     let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
@@ -242,5 +264,15 @@ mod tests {
         assert!(writable_by_non_root(&file).is_none());
         chmod(&file, 0o664);
         assert!(writable_by_non_root(&file).unwrap().contains("mode 664"));
+    }
+
+    #[test]
+    fn a_uids_home_is_its_own_line_and_none_without_one() {
+        let passwd = "root:x:0:0:root:/root:/bin/bash\n\
+                      broken line\n\
+                      agent:x:1000:1000::/home/agent:/bin/sh\n";
+        assert_eq!(home_in(passwd, 1000), Some(PathBuf::from("/home/agent")));
+        assert_eq!(home_in(passwd, 0), Some(PathBuf::from("/root")));
+        assert_eq!(home_in(passwd, 1001), None);
     }
 }

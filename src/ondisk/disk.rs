@@ -77,6 +77,8 @@ pub struct OnDisk {
     startup: OnceCell<startup::Definitions>,
     /// Names already looked for on `PATH`, for this one decision.
     on_path: RefCell<std::collections::HashMap<String, bool>>,
+    /// The passwd entry's home, read once when ssh's configuration is first wanted.
+    passwd_home: OnceCell<Option<String>>,
 }
 
 impl OnDisk {
@@ -86,6 +88,7 @@ impl OnDisk {
             reader: RefCell::new(Reader::default()),
             startup: OnceCell::new(),
             on_path: RefCell::default(),
+            passwd_home: OnceCell::new(),
         }
     }
 
@@ -117,14 +120,25 @@ impl Disk for OnDisk {
             return SshRoute::default();
         };
         let user = std::env::var("USER").ok();
-        let context = ssh::Context {
-            home,
-            local_user: user.as_deref(),
-        };
-        let sources = ssh::sources(home, options, config);
-        let resolved = ssh::resolve(&sources, &dest, &context, &mut *self.reader.borrow_mut());
+        // ssh reads `~/.ssh/config` under the passwd entry's home (from /etc/passwd: the
+        // binary has no NSS), which the session's `HOME` usually is. Where the two differ,
+        // the destination is resolved under each and every host either reaches is checked,
+        // so neither home's configuration can route ssh round the guard.
+        let passwd_home = self
+            .passwd_home
+            .get_or_init(|| crate::perm::passwd_home().map(|h| h.to_string_lossy().into_owned()));
+        let mut homes = vec![home.as_str()];
+        homes.extend(passwd_home.as_deref().filter(|h| h != home));
         let mut out = SshRoute::default();
-        route(&resolved, &mut out);
+        for home in homes {
+            let context = ssh::Context {
+                home,
+                local_user: user.as_deref(),
+            };
+            let sources = ssh::sources(home, options.clone(), config.clone());
+            let resolved = ssh::resolve(&sources, &dest, &context, &mut *self.reader.borrow_mut());
+            route(&resolved, &mut out);
+        }
         out
     }
 
@@ -180,5 +194,46 @@ impl Disk for OnDisk {
             Some(home) => podman::podman(&env, home, uid, flags, &mut *self.reader.borrow_mut()),
             None => podman::Endpoint::Unknown,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A home with `Host ALIAS` going to `target` in its ssh configuration.
+    fn home_with(alias: &str, target: &str) -> tempfile::TempDir {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join(".ssh")).unwrap();
+        std::fs::write(
+            home.path().join(".ssh/config"),
+            format!("Host {alias}\n  HostName {target}\n"),
+        )
+        .unwrap();
+        home
+    }
+
+    fn hosts(session: &Path, passwd: &Path, destination: &str) -> Vec<Value> {
+        let disk = OnDisk::new(Some(session));
+        disk.passwd_home
+            .set(Some(passwd.to_string_lossy().into_owned()))
+            .unwrap();
+        disk.ssh(destination, Vec::new(), None).hosts
+    }
+
+    #[test]
+    fn an_alias_under_either_home_is_followed_when_the_two_differ() {
+        let session = home_with("db", "build.example.com");
+        let passwd = home_with("cache", "atlas");
+        let known = |h: &str| Value::Known(h.to_string());
+        // The passwd home's alias, which ssh reads, though the session's HOME is elsewhere.
+        assert!(hosts(session.path(), passwd.path(), "cache").contains(&known("atlas")));
+        // The session's, which the guard has always read.
+        assert!(hosts(session.path(), passwd.path(), "db").contains(&known("build.example.com")));
+        // One home: read once.
+        assert_eq!(
+            hosts(passwd.path(), passwd.path(), "cache"),
+            vec![known("atlas")]
+        );
     }
 }
