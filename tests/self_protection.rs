@@ -373,6 +373,45 @@ fn file_tools_cannot_write_the_project_settings_from_a_sub_directory() {
     assert_eq!(home.tool("Write", input).0, 0, "a source file is written");
 }
 
+/// A copy of the guard's binary, or a link to it, under another name is the guard: the
+/// file the program word names is compared with the running guard's own.
+#[test]
+fn a_renamed_copy_of_the_guard_is_the_guard() {
+    let home = Home::new();
+    let bin = std::env::var("MESH_GUARD_TEST_BIN").unwrap_or(common::BIN.to_string());
+    let tools = home.home().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::copy(&bin, tools.join("mg")).unwrap();
+    std::os::unix::fs::symlink(&bin, tools.join("mg-link")).unwrap();
+    // Another program of its own, for the words alone.
+    std::fs::copy("/bin/true", tools.join("tidy")).unwrap();
+    let mg = tools.join("mg").display().to_string();
+    let link = tools.join("mg-link").display().to_string();
+    let tidy = tools.join("tidy").display().to_string();
+    assert_refused(
+        &home,
+        &[
+            &format!("{mg} audit prune --before 1d"),
+            &format!("{link} uninstall claude --scope user"),
+            &format!("sudo {mg} --db ~/.local/share/mesh-guard/audit.db audit prune --before 1d"),
+            // From the event's cwd, `project/src`.
+            "../../tools/mg catalog compile",
+        ],
+    );
+    let (_, message) = home.hook(&format!("{mg} audit prune --before 1d"));
+    assert!(message.contains("Ask the operator"), "{message}");
+    assert_passed(
+        &home,
+        &[
+            &format!("{mg} audit verify"),
+            &format!("{mg} instead-of"),
+            &format!("{tidy} audit prune --before 1d"),
+            &format!("{tidy} install"),
+            "/bin/true uninstall claude",
+        ],
+    );
+}
+
 #[test]
 fn the_guards_own_record_and_install_are_the_operators() {
     let home = Home::new();

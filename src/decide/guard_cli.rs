@@ -1,7 +1,7 @@
 //! Self-protection: the guard's own subcommands that destroy or rewrite its record or change
 //! its install are the operator's (`rules/self.toml`'s `[[guard_cli]]`).
 
-use super::{Guard, Refusal, Rule, Why};
+use super::{Guard, Refusal, Rule, Walk, Why};
 use crate::argv::base_name;
 use crate::rules::GuardCli;
 use crate::shell::{Command, UNKNOWN, is_known};
@@ -12,6 +12,36 @@ impl Guard<'_> {
         let (program, args) = words.split_first()?;
         let cli = self.rules.guard_cli(base_name(program))?;
         refused_subcommand(cli, args, true).map(Why::GuardSubcommand)
+    }
+
+    /// A copy of the guard's binary under another name (`cp "$(command -v mesh-guard)" x`,
+    /// then `./x audit prune`): a program whose words spell a refused subcommand is compared
+    /// with the running guard's own executable, file against file, as it is when the hook
+    /// runs. A copy the same command makes is not there yet to compare.
+    pub(super) fn copied_guard_subcommand(&self, command: &Command, walk: &Walk) -> Option<Why> {
+        let (program, args) = command.words.split_first()?;
+        if !is_known(program) || self.rules.guard_cli(base_name(program)).is_some() {
+            return None;
+        }
+        let subcommand = self
+            .rules
+            .guard_clis()
+            .into_iter()
+            .find_map(|cli| refused_subcommand(cli, args, false))?;
+        let disk = self.protected.disk.clone()?;
+        let cwd = if walk.cwd_unknown {
+            None
+        } else {
+            walk.cwd.clone().or_else(|| self.protected.cwd.clone())
+        };
+        let relative = program.contains('/') && !program.starts_with('/');
+        let cwd = match cwd {
+            Some(cwd) => cwd,
+            None if relative => return None,
+            None => std::path::PathBuf::from("/"),
+        };
+        disk.is_guard_binary(program, &cwd)
+            .then_some(Why::GuardSubcommand(subcommand))
     }
 
     /// A program word that cannot be known may be the guard's binary (`"$G" audit prune`):

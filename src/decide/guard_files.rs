@@ -13,6 +13,7 @@ impl Guard<'_> {
         if let Some(why) = self
             .agent_without_guard(command, walk)
             .or_else(|| self.guard_subcommand(&command.words))
+            .or_else(|| self.copied_guard_subcommand(command, walk))
         {
             return Some(Refusal {
                 target: "mesh-guard".into(),

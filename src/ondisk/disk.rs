@@ -27,6 +27,9 @@ pub trait Disk: std::fmt::Debug {
     fn ssh(&self, destination: &str, options: Vec<String>, config: Option<String>) -> SshRoute;
     /// Whether a program name is found on `PATH` (a file system lookup, no file read).
     fn on_path(&self, name: &str) -> bool;
+    /// Whether the program bash would run for `program` (a path, relative to `cwd`, or a
+    /// name looked up on `PATH`) is the running guard's own executable or a copy of it.
+    fn is_guard_binary(&self, program: &str, cwd: &Path) -> bool;
     /// What the user's startup files define a name as.
     fn definition(&self, name: &str) -> Definition;
     /// The services of the compose project a `docker compose` command would load.
@@ -164,6 +167,19 @@ impl Disk for OnDisk {
         found
     }
 
+    fn is_guard_binary(&self, program: &str, cwd: &Path) -> bool {
+        let found = if program.contains('/') {
+            Some(cwd.join(program))
+        } else {
+            std::env::var_os("PATH").and_then(|path| {
+                std::env::split_paths(&path)
+                    .map(|dir| dir.join(program))
+                    .find(|p| p.is_file())
+            })
+        };
+        found.is_some_and(|path| same_executable(&path, Path::new("/proc/self/exe")))
+    }
+
     fn definition(&self, name: &str) -> Definition {
         let Some(home) = &self.home else {
             return Definition::None;
@@ -193,6 +209,46 @@ impl Disk for OnDisk {
         match &self.home {
             Some(home) => podman::podman(&env, home, uid, flags, &mut *self.reader.borrow_mut()),
             None => podman::Endpoint::Unknown,
+        }
+    }
+}
+
+/// Whether `path` is the executable `own` names: the same file (a link to it), or a copy of
+/// its bytes. Files of another size are told apart by one `stat`; only a file of the same size
+/// is read, and only until its first difference.
+fn same_executable(path: &Path, own: &Path) -> bool {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let (Ok(meta), Ok(own_meta)) = (std::fs::metadata(path), std::fs::metadata(own)) else {
+        return false;
+    };
+    if !meta.is_file() || meta.len() != own_meta.len() {
+        return false;
+    }
+    if (meta.dev(), meta.ino()) == (own_meta.dev(), own_meta.ino()) {
+        return true;
+    }
+    // Non-blocking: a FIFO put there since the `stat` fails the read instead of hanging.
+    let open = |p: &Path| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(p)
+    };
+    let (Ok(mut file), Ok(mut mine)) = (open(path), open(own)) else {
+        return false;
+    };
+    let (mut a, mut b) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let n = match file.read(&mut a) {
+            Ok(n) => n,
+            Err(_) => return false,
+        };
+        if n == 0 {
+            return true;
+        }
+        if mine.read_exact(&mut b[..n]).is_err() || a[..n] != b[..n] {
+            return false;
         }
     }
 }
