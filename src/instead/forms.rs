@@ -5,7 +5,7 @@
 //! and `journalctl -u x`.
 
 use crate::argv::base_name;
-use crate::decide::Refusal;
+use crate::decide::{Refusal, Rule};
 
 /// The programs whose carried command runs on another machine.
 const REMOTE_SHELLS: [&str; 5] = ["ssh", "autossh", "mosh", "sshpass", "dbclient"];
@@ -50,7 +50,11 @@ pub fn forms(refusal: &Refusal, machine: Option<&str>) -> Vec<Vec<String>> {
         .collect();
     forms.extend(services);
     let family = refusal.family.first().map_or(program, String::as_str);
-    let remote = REMOTE_SHELLS.contains(&program) || REMOTE_SHELLS.contains(&family);
+    // A program that reaches a machine and carries a command runs it there (`rsh atlas
+    // journalctl`, `pdsh -w atlas …`), as ssh does.
+    let remote = REMOTE_SHELLS.contains(&program)
+        || REMOTE_SHELLS.contains(&family)
+        || (refusal.rule == Rule::RemoteAccess && !refusal.inner.is_empty());
     let runs: Vec<Vec<String>> = if refusal.runs.is_empty() && !refusal.inner.is_empty() {
         vec![refusal.inner.clone()]
     } else {
