@@ -289,6 +289,8 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
         Role::User
         | Role::Rsh
         | Role::GitConfig
+        | Role::GitConfigList
+        | Role::GitConfigCount
         | Role::RemoteCommand
         | Role::Command
         | Role::Verb

@@ -60,6 +60,12 @@ pub enum Role {
     /// git's `-c NAME=VALUE` (or, as operands, `git config NAME VALUE`): a value that git
     /// runs (`core.sshCommand`, a `!` alias) is a shell command; `remote.*.url` a git URL.
     GitConfig,
+    /// `GIT_CONFIG_PARAMETERS`: git's `-c` settings as git hands them to itself, each
+    /// `'NAME'='VALUE'`, shell-quoted, read as `git-config`.
+    GitConfigList,
+    /// `GIT_CONFIG_COUNT=N`: the settings in `GIT_CONFIG_KEY_<i>`/`GIT_CONFIG_VALUE_<i>` for
+    /// `i` below N, read as `git-config`.
+    GitConfigCount,
     /// The rest of the words, joined, is a shell command run on the target.
     RemoteCommand,
     /// The rest of the words are a program and its arguments.
@@ -93,6 +99,8 @@ impl Role {
             Role::User
             | Role::Rsh
             | Role::GitConfig
+            | Role::GitConfigList
+            | Role::GitConfigCount
             | Role::RemoteCommand
             | Role::Command
             | Role::Verb
