@@ -11,6 +11,7 @@ mod compose;
 mod disk;
 mod engine_order;
 mod flow;
+mod git_env;
 mod guard_cli;
 mod guard_files;
 mod judge;

@@ -248,48 +248,8 @@ impl Guard<'_> {
             return;
         }
         match role {
-            Role::GitConfigList => {
-                // Not shell-quoted as git writes it: git refuses it and runs nothing.
-                for setting in shell_words::split(&value).unwrap_or_default() {
-                    self.candidate(Role::GitConfig, setting, cx, shape.clone(), walk);
-                }
-                return;
-            }
-            Role::GitConfigCount => {
-                // git reads the first `count` numbered settings; only those the command
-                // sets can name anything, so they are the ones looked at. A count that
-                // cannot be known may reach every one.
-                let count = if value.contains(crate::shell::UNKNOWN) {
-                    u64::MAX
-                } else {
-                    value.trim().parse::<u64>().unwrap_or(0)
-                };
-                let mut numbers: Vec<String> = cx
-                    .command
-                    .env
-                    .iter()
-                    .map(|(name, _)| name)
-                    .chain(walk.scopes.last().into_iter().flat_map(|s| s.keys()))
-                    .filter_map(|name| name.strip_prefix("GIT_CONFIG_KEY_"))
-                    .filter(|i| i.parse::<u64>().is_ok_and(|i| i < count))
-                    .map(String::from)
-                    .collect();
-                numbers.sort();
-                numbers.dedup();
-                for i in numbers {
-                    let values = |name: String| -> Vec<String> {
-                        walk.env_values(cx.command, &name).cloned().collect()
-                    };
-                    let keys = values(format!("GIT_CONFIG_KEY_{i}"));
-                    let settings: Vec<String> = values(format!("GIT_CONFIG_VALUE_{i}"))
-                        .iter()
-                        .flat_map(|v| keys.iter().map(move |k| format!("{k}={v}")))
-                        .collect();
-                    for setting in settings {
-                        self.candidate(Role::GitConfig, setting, cx, shape.clone(), walk);
-                    }
-                }
-                return;
+            Role::GitConfigList | Role::GitConfigCount => {
+                return self.git_settings_from_env(role, &value, cx, &shape, walk);
             }
             Role::GitConfig => {
                 match target::git_config(&value) {
