@@ -127,6 +127,7 @@ impl Guard<'_> {
         for arg in &scanned {
             if let Arg::Option { name, value } = arg
                 && let Some(&role) = spec.options.get(name)
+                && role != Role::Entrypoint
             {
                 // An option that says where the program connects is not a shape word:
                 // `docker -H x ps` is `docker ps` (the subcommand is added below), as a
@@ -201,8 +202,20 @@ impl Guard<'_> {
                     walk.remote -= 1;
                 }
                 Role::Command => {
+                    // The image's entrypoint, when the command line gives one, runs the words.
+                    let entrypoint = scanned.iter().rev().find_map(|arg| match arg {
+                        Arg::Option { name, value }
+                            if spec.options.get(name) == Some(&Role::Entrypoint) =>
+                        {
+                            value.clone()
+                        }
+                        _ => None,
+                    });
                     let nested = Command {
-                        words: taken.iter().map(|s| s.to_string()).collect(),
+                        words: entrypoint
+                            .into_iter()
+                            .chain(taken.iter().map(|s| s.to_string()))
+                            .collect(),
                         depth: cx.command.depth + 1,
                         ..cx.command.clone()
                     };

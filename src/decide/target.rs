@@ -293,6 +293,7 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
         | Role::GitConfigCount
         | Role::RemoteCommand
         | Role::Command
+        | Role::Entrypoint
         | Role::Verb
         | Role::Ignore => Resolved::Nothing,
     }

@@ -70,6 +70,9 @@ pub enum Role {
     RemoteCommand,
     /// The rest of the words are a program and its arguments.
     Command,
+    /// `docker run --entrypoint PROGRAM IMAGE ARGS…`: the program the `command` operands are
+    /// the arguments of.
+    Entrypoint,
     /// A verb (`systemctl restart`): names nothing, but is part of the command's shape.
     Verb,
     Ignore,
@@ -103,6 +106,7 @@ impl Role {
             | Role::GitConfigCount
             | Role::RemoteCommand
             | Role::Command
+            | Role::Entrypoint
             | Role::Verb
             | Role::Ignore => "arg",
         }
