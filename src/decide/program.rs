@@ -304,11 +304,16 @@ impl Guard<'_> {
             return;
         }
         self.ssh_config(role, &value, cx, walk);
-        // A D-Bus call's shape is the command it comes to: `systemctl restart <unit>`.
-        let shape = match cx.carried.equivalent.first() {
-            Some(equivalent) if role == Role::DbusWord => {
-                format!("{} <unit>", equivalent.join(" "))
-            }
+        // A D-Bus call's or an engine API request's shape is the command it comes to:
+        // `systemctl restart <unit>`, `docker logs <container>`.
+        let object = match role {
+            Role::DbusWord => Some("unit"),
+            Role::Url => target::engine_api_container(&value).map(|_| "container"),
+            _ => None,
+        };
+        let shape = match (object, cx.carried.equivalent.first()) {
+            (Some(object), Some(equivalent)) => format!("{} <{object}>", equivalent.join(" ")),
+            (Some(object), None) => format!("{} <{object}>", cx.shape.join(" ")),
             _ => shape,
         };
         walk.candidates.push(Candidate {
@@ -357,9 +362,10 @@ impl Guard<'_> {
     }
 }
 
-/// The commands a D-Bus call comes to, by the rules' `methods`: its method, named whole or as
-/// the last part of `INTERFACE.METHOD` (`org.freedesktop.systemd1.Manager.RestartUnit`), or
-/// busctl's verb (`get-property`), wherever among the words it stands.
+/// The commands a call comes to, by the rules' `methods`: a D-Bus method, named whole or as
+/// the last part of `INTERFACE.METHOD` (`org.freedesktop.systemd1.Manager.RestartUnit`),
+/// busctl's verb (`get-property`), or a container engine API path's action
+/// (`/containers/NAME/logs`), wherever among the words it stands.
 fn equivalents(spec: &Program, scanned: &[Arg]) -> Vec<Vec<String>> {
     let mut found: Vec<Vec<String>> = Vec::new();
     let words = scanned.iter().filter_map(|arg| match arg {
@@ -367,7 +373,8 @@ fn equivalents(spec: &Program, scanned: &[Arg]) -> Vec<Vec<String>> {
         Arg::Operand(word) => Some(word.as_str()),
     });
     for word in words {
-        let method = word.rsplit('.').next().unwrap_or(word);
+        let method = target::engine_api_action(word)
+            .unwrap_or_else(|| word.rsplit('.').next().unwrap_or(word));
         if let Some(command) = spec.methods.get(word).or_else(|| spec.methods.get(method)) {
             let command: Vec<String> = command.split_whitespace().map(String::from).collect();
             if !found.contains(&command) {

@@ -2,8 +2,10 @@
 //! `:port`, `ssh://`, `host:path`, `[v6]`) are taken apart here, once for every program.
 
 mod dbus;
+mod engine_api;
 mod git;
 mod hosts;
+pub(crate) use engine_api::{engine_api_action, engine_api_container};
 pub(crate) use git::*;
 
 use super::Rule;
@@ -270,6 +272,10 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
                 resolve(catalog, Role::HostPath, value, user)
             }
             _ => Resolved::Nothing,
+        },
+        Role::Url => match engine_api_container(value) {
+            Some(name) => named(catalog.container(name), name, Rule::MeshContainer),
+            None => resolve(catalog, Role::SshUrl, value, user),
         },
         Role::DaemonEndpoint => value
             .split(',')

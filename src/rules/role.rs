@@ -14,6 +14,10 @@ pub enum Role {
     /// A URL that reaches a machine over ssh only with an ssh scheme (`scp://`, `sftp://`,
     /// `ssh://`): curl's and lftp's operands; any other word names nothing.
     SshUrl,
+    /// Any URL a client fetches (curl's): an ssh-scheme URL as `ssh-url`; a container
+    /// engine's API path (`http://localhost/v1.45/containers/NAME/logs`, over
+    /// `--unix-socket /var/run/docker.sock`) names the container NAME.
+    Url,
     /// `-J host1,host2`.
     Jump,
     /// Hosts in a list or pattern: `a,b`, `"a b"`, ansible's `a:b:!c`.
@@ -96,7 +100,9 @@ impl Role {
             Role::Unit | Role::DbusWord => "unit",
             Role::Container | Role::Service | Role::CopyPath => "container",
             Role::JournalMatch => "match",
-            Role::GitUrl | Role::HostList | Role::DaemonEndpoint | Role::SshUrl => "machine",
+            Role::GitUrl | Role::HostList | Role::DaemonEndpoint | Role::SshUrl | Role::Url => {
+                "machine"
+            }
             Role::ContainerFilter => "container",
             Role::Identifier => "match",
             Role::User

@@ -141,9 +141,10 @@ with_syntax! {
         /// options, environment variables), and redefining it is an error.
         #[serde(default)]
         pub replace: bool,
-        /// D-Bus methods (or busctl verbs) and the command each does to the unit it is
-        /// called on: `RestartUnit = "systemctl restart"`. A call ranks as that command on
-        /// its unit, so the tool that replaces the command is offered for the call.
+        /// D-Bus methods (or busctl verbs, or a container engine API path's actions) and the
+        /// command each does to the unit or container it is called on: `RestartUnit =
+        /// "systemctl restart"`, `logs = "docker logs"`. A call ranks as that command on its
+        /// object, so the tool that replaces the command is offered for the call.
         #[serde(default)]
         pub methods: HashMap<String, String>,
     }
