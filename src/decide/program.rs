@@ -1,6 +1,6 @@
 //! A guarded program's arguments read against its rules: every target it names.
 
-use super::{Candidate, Context, Guard, Walk, carried, target};
+use super::{Candidate, Context, Guard, Walk, carried, equivalent, target};
 use crate::argv::{self, Arg, base_name};
 use crate::rules::{Program, Role};
 use crate::shell::{Command, UNKNOWN};
@@ -68,6 +68,7 @@ impl Guard<'_> {
                 ..Default::default()
             },
             elsewhere: false,
+            engine_socket: false,
         };
         self.program_args(spec, None, &args, context, walk);
     }
@@ -85,7 +86,7 @@ impl Guard<'_> {
             return;
         }
         if !spec.methods.is_empty() {
-            cx.carried.equivalent = equivalents(spec, &scanned);
+            cx.carried.equivalent = equivalent::commands(spec, &scanned);
         }
         // What a program with no subcommand here carries is known before its options'
         // targets are: `ssh -o 'HostName x' y uptime` carries `uptime`.
@@ -123,11 +124,14 @@ impl Guard<'_> {
             }
         }
         cx.elsewhere |= self.elsewhere(spec, &scanned, cx.command, walk);
+        cx.engine_socket |= scanned.iter().any(|arg| {
+            matches!(arg, Arg::Option { name, .. } if spec.options.get(name) == Some(&Role::EngineSocket))
+        });
         let by_option = walk.candidates.len();
         for arg in &scanned {
             if let Arg::Option { name, value } = arg
                 && let Some(&role) = spec.options.get(name)
-                && role != Role::Entrypoint
+                && !matches!(role, Role::Entrypoint | Role::EngineSocket)
             {
                 // An option that says where the program connects is not a shape word:
                 // `docker -H x ps` is `docker ps` (the subcommand is added below), as a
@@ -260,6 +264,13 @@ impl Guard<'_> {
         if (walk.remote > 0 || cx.elsewhere) && role.is_local_name() {
             return;
         }
+        // A container path in a URL is an engine's only over its socket or on this machine:
+        // elsewhere (`https://example.com/containers/x`) it is a web page's.
+        let role = if role == Role::Url && !cx.engine_socket && !target::is_local_url(&value) {
+            Role::SshUrl
+        } else {
+            role
+        };
         match role {
             Role::GitConfigList | Role::GitConfigCount => {
                 return self.git_settings_from_env(role, &value, cx, &shape, walk);
@@ -308,7 +319,7 @@ impl Guard<'_> {
         // `systemctl restart <unit>`, `docker logs <container>`.
         let object = match role {
             Role::DbusWord => Some("unit"),
-            Role::Url => target::engine_api_container(&value).map(|_| "container"),
+            Role::Url => target::engine_request(&value).map(|_| "container"),
             _ => None,
         };
         let shape = match (object, cx.carried.equivalent.first()) {
@@ -360,27 +371,4 @@ impl Guard<'_> {
         });
         by_option || by_env
     }
-}
-
-/// The commands a call comes to, by the rules' `methods`: a D-Bus method, named whole or as
-/// the last part of `INTERFACE.METHOD` (`org.freedesktop.systemd1.Manager.RestartUnit`),
-/// busctl's verb (`get-property`), or a container engine API path's action
-/// (`/containers/NAME/logs`), wherever among the words it stands.
-fn equivalents(spec: &Program, scanned: &[Arg]) -> Vec<Vec<String>> {
-    let mut found: Vec<Vec<String>> = Vec::new();
-    let words = scanned.iter().filter_map(|arg| match arg {
-        Arg::Option { value, .. } => value.as_deref(),
-        Arg::Operand(word) => Some(word.as_str()),
-    });
-    for word in words {
-        let method = target::engine_api_action(word)
-            .unwrap_or_else(|| word.rsplit('.').next().unwrap_or(word));
-        if let Some(command) = spec.methods.get(word).or_else(|| spec.methods.get(method)) {
-            let command: Vec<String> = command.split_whitespace().map(String::from).collect();
-            if !found.contains(&command) {
-                found.push(command);
-            }
-        }
-    }
-    found
 }

@@ -5,7 +5,7 @@ mod dbus;
 mod engine_api;
 mod git;
 mod hosts;
-pub(crate) use engine_api::{engine_api_action, engine_api_container};
+pub(crate) use engine_api::{is_local as is_local_url, request as engine_request};
 pub(crate) use git::*;
 
 use super::Rule;
@@ -234,12 +234,7 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
         Role::DbusWord => dbus::unit_names(value)
             .iter()
             .map(|name| resolve(catalog, Role::Unit, name, user))
-            .fold(Resolved::Nothing, |found, next| match (found, next) {
-                (found @ Resolved::Mesh { .. }, _) => found,
-                (_, next @ Resolved::Mesh { .. }) => next,
-                (Resolved::Unknown, _) | (_, Resolved::Unknown) => Resolved::Unknown,
-                (found, _) => found,
-            }),
+            .fold(Resolved::Nothing, first_mesh),
         Role::Container if is_glob(value) && !value.contains(UNKNOWN) => {
             named(catalog.container_glob(value), value, Rule::MeshContainer)
         }
@@ -273,10 +268,14 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
             }
             _ => Resolved::Nothing,
         },
-        Role::Url => match engine_api_container(value) {
-            Some(name) => named(catalog.container(name), name, Rule::MeshContainer),
-            None => resolve(catalog, Role::SshUrl, value, user),
-        },
+        // An ssh URL's host, and the containers an engine API path names: a mesh one wins.
+        Role::Url => engine_request(value)
+            .map(|request| request.names)
+            .unwrap_or_default()
+            .iter()
+            .map(|name| resolve(catalog, Role::Container, name, user))
+            .chain(std::iter::once(resolve(catalog, Role::SshUrl, value, user)))
+            .fold(Resolved::Nothing, first_mesh),
         Role::DaemonEndpoint => value
             .split(',')
             .find_map(|pair| pair.strip_prefix("host="))
@@ -300,8 +299,19 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
         | Role::RemoteCommand
         | Role::Command
         | Role::Entrypoint
+        | Role::EngineSocket
         | Role::Verb
         | Role::Ignore => Resolved::Nothing,
+    }
+}
+
+/// Of two resolutions of one word's parts: a mesh object first, then one not known.
+fn first_mesh(found: Resolved, next: Resolved) -> Resolved {
+    match (found, next) {
+        (found @ Resolved::Mesh { .. }, _) => found,
+        (_, next @ Resolved::Mesh { .. }) => next,
+        (Resolved::Unknown, _) | (_, Resolved::Unknown) => Resolved::Unknown,
+        (found, _) => found,
     }
 }
 
