@@ -7,7 +7,7 @@
 const UNIT_PATH: &str = "/org/freedesktop/systemd1/unit/";
 
 /// dbus-send's type prefixes (`TYPE:VALUE`, nested for containers).
-const TYPES: [&str; 14] = [
+const TYPES: [&str; 15] = [
     "string",
     "objpath",
     "variant",
@@ -22,6 +22,24 @@ const TYPES: [&str; 14] = [
     "uint32",
     "int64",
     "uint64",
+    "double",
+];
+
+/// GVariant text's type keywords, which may stand before a value (`string 'x'`).
+const GVARIANT_KEYWORDS: [&str; 13] = [
+    "string",
+    "objectpath",
+    "signature",
+    "boolean",
+    "byte",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "handle",
+    "int64",
+    "uint64",
+    "double",
 ];
 
 /// Every unit name `word` may carry. A word that carries none is returned as it is, so a
@@ -35,27 +53,73 @@ pub(crate) fn unit_names(word: &str) -> Vec<String> {
     }
     value
         .split(',')
-        .map(gvariant_text)
+        .map(|piece| unescape_gvariant(gvariant_text(piece)))
         .filter(|piece| !piece.is_empty())
         .map(|piece| match piece.strip_prefix(UNIT_PATH) {
-            Some(label) => unescape(label).unwrap_or_else(|| piece.to_string()),
-            None => piece.to_string(),
+            Some(label) => unescape(label).unwrap_or_else(|| piece.clone()),
+            None => piece,
         })
         .collect()
 }
 
-/// One GVariant value as text, its decoration off: `['x'` → `x`, `@s 'x'` → `x`, `<"x">` → `x`.
+/// One GVariant value as text, its decoration off: `['x'` → `x`, `@s 'x'` → `x`,
+/// `string 'x'` → `x`, `<"x">` → `x`.
 fn gvariant_text(piece: &str) -> &str {
     const DECORATION: &[char] = &[' ', '\t', '\n', '[', ']', '(', ')', '<', '>', '\'', '"'];
     let piece = piece.trim_matches(DECORATION);
-    // `@s 'x'`, `@as ['x']`: a type annotation before the value.
-    match piece
-        .strip_prefix('@')
-        .and_then(|p| p.split_once([' ', '\t']))
-    {
-        Some((_, value)) => value.trim_matches(DECORATION),
-        None => piece,
+    // `@s 'x'`, `@as ['x']`, `string 'x'`: a type before the value.
+    match piece.split_once([' ', '\t']) {
+        Some((ty, value)) if ty.starts_with('@') || GVARIANT_KEYWORDS.contains(&ty) => {
+            value.trim_matches(DECORATION)
+        }
+        _ => piece,
     }
+}
+
+/// A GVariant string's escapes undone: `\u002d` and `\U0000002d` are `-`, `\\` is `\`, `\n`
+/// a line end. An escape that is not one stays as written.
+fn unescape_gvariant(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let wide = match after.chars().next() {
+            Some('u') => 4,
+            Some('U') => 8,
+            Some(other) => {
+                out.push(match other {
+                    'n' => '\n',
+                    't' => '\t',
+                    'r' => '\r',
+                    other => other,
+                });
+                rest = &after[other.len_utf8()..];
+                continue;
+            }
+            None => {
+                out.push('\\');
+                rest = after;
+                continue;
+            }
+        };
+        match after
+            .get(1..=wide)
+            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+            .and_then(char::from_u32)
+        {
+            Some(decoded) => {
+                out.push(decoded);
+                rest = &after[1 + wide..];
+            }
+            None => {
+                out.push('\\');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// systemd's object-path label back to the unit's name: every byte other than an ASCII letter
@@ -92,61 +156,73 @@ fn unescape(label: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn names(word: &str) -> Vec<String> {
-        unit_names(word)
-    }
-
     #[test]
     fn a_plain_word_is_itself() {
         assert_eq!(
-            names("mesh-controller.service"),
+            unit_names("mesh-controller.service"),
             ["mesh-controller.service"]
         );
-        assert_eq!(names("RestartUnit"), ["RestartUnit"]);
+        assert_eq!(unit_names("RestartUnit"), ["RestartUnit"]);
     }
 
     #[test]
     fn dbus_send_types_are_taken_off() {
         assert_eq!(
-            names("string:mesh-controller.service"),
+            unit_names("string:mesh-controller.service"),
             ["mesh-controller.service"]
         );
-        assert_eq!(names("variant:string:x"), ["x"]);
+        assert_eq!(unit_names("variant:string:x"), ["x"]);
         assert_eq!(
-            names("array:string:a.service,b.service"),
+            unit_names("array:string:a.service,b.service"),
             ["a.service", "b.service"]
         );
         // Not a type: a word with a colon of its own stays whole.
-        assert_eq!(names("host:path"), ["host:path"]);
+        assert_eq!(unit_names("host:path"), ["host:path"]);
     }
 
     #[test]
     fn gvariant_quotes_lists_and_annotations_are_taken_off() {
         assert_eq!(
-            names("'mesh-controller.service'"),
+            unit_names("'mesh-controller.service'"),
             ["mesh-controller.service"]
         );
-        assert_eq!(names("\"x\""), ["x"]);
+        assert_eq!(unit_names("\"x\""), ["x"]);
         assert_eq!(
-            names("['a.service', 'b.service']"),
+            unit_names("['a.service', 'b.service']"),
             ["a.service", "b.service"]
         );
-        assert_eq!(names("@s 'x.service'"), ["x.service"]);
-        assert_eq!(names("<'x'>"), ["x"]);
+        assert_eq!(unit_names("@s 'x.service'"), ["x.service"]);
+        assert_eq!(unit_names("<'x'>"), ["x"]);
+    }
+
+    #[test]
+    fn gvariant_type_keywords_and_escapes_are_read() {
+        assert_eq!(
+            unit_names("string 'mesh-controller.service'"),
+            ["mesh-controller.service"]
+        );
+        assert_eq!(
+            unit_names("'mesh\\u002dcontroller.service'"),
+            ["mesh-controller.service"]
+        );
+        assert_eq!(unit_names("'a\\U0000002db'"), ["a-b"]);
+        assert_eq!(unit_names("'a\\\\b'"), ["a\\b"]);
+        // Not an escape: kept as written.
+        assert_eq!(unit_names("'a\\uzz'"), ["a\\uzz"]);
     }
 
     #[test]
     fn a_units_object_path_is_its_name() {
         assert_eq!(
-            names("/org/freedesktop/systemd1/unit/mesh_2dcontroller_2eservice"),
+            unit_names("/org/freedesktop/systemd1/unit/mesh_2dcontroller_2eservice"),
             ["mesh-controller.service"]
         );
         assert_eq!(
-            names("objpath:/org/freedesktop/systemd1/unit/_31x_2eservice"),
+            unit_names("objpath:/org/freedesktop/systemd1/unit/_31x_2eservice"),
             ["1x.service"]
         );
         assert_eq!(
-            names("'/org/freedesktop/systemd1/unit/a_40b_2eservice'"),
+            unit_names("'/org/freedesktop/systemd1/unit/a_40b_2eservice'"),
             ["a@b.service"]
         );
     }
@@ -155,7 +231,7 @@ mod tests {
     fn a_label_that_is_no_escape_stays_as_written() {
         for label in ["a-b", "a_2", "a_zz", "_2"] {
             let path = format!("{UNIT_PATH}{label}");
-            assert_eq!(names(&path), vec![path.clone()], "{label}");
+            assert_eq!(unit_names(&path), vec![path.clone()], "{label}");
         }
         assert_eq!(unescape("_"), Some(String::new()));
     }
