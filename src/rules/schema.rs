@@ -174,6 +174,10 @@ with_syntax! {
         pub shell_option: Vec<String>,
         #[serde(default)]
         pub shell_flags: Vec<String>,
+        /// Spellings the wrapper turns into a line end in the text it reads as a shell
+        /// command (screen's `stuff 'CMD\n'`, `CMD^M`): each ends a command there too.
+        #[serde(default)]
+        pub line_ends: Vec<String>,
         #[serde(default)]
         pub split_option: Vec<String>,
         #[serde(default)]

@@ -116,7 +116,11 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
             let operands: Vec<String> = operands.into_iter().skip(wrapper.skip).collect();
             if wrapper.shell_rest || argv::has(&scanned, &wrapper.shell_flags) {
                 if !operands.is_empty() {
-                    out.push(payload(&command, operands.join(" ")));
+                    let text = wrapper
+                        .line_ends
+                        .iter()
+                        .fold(operands.join(" "), |text, end| text.replace(end, "\n"));
+                    out.push(payload(&command, text));
                 }
                 return;
             }
