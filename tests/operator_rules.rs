@@ -49,7 +49,7 @@ fn a_typo_in_a_rules_table_is_an_error_naming_file_and_line() {
         format!(
             "error: {file}:5: unknown field `optoin`, expected one of `names`, `over`, \
              `options`, `env`, `operands`, `inert`, `subcommand`, `parent_subcommands`, \
-             `same_as`, `only_by_target`, `replace`, `methods`, `short_value`, `long_value`, \
+             `same_as`, `ranks_as`, `only_by_target`, `replace`, `methods`, `short_value`, `long_value`, \
              `stop_at_operand`, `options_after_first_operand`, `single_dash_long`, \
              `long_two_values`\n"
         )

@@ -46,6 +46,8 @@ impl Guard<'_> {
         };
         let mut family = match self.rules.program(program) {
             Some(alias) if !alias.same_as.is_empty() => alias.same_as.clone(),
+            // `rsh atlas uptime` ranks as `ssh atlas uptime`, as its rules say.
+            _ if !spec.ranks_as.is_empty() => vec![spec.ranks_as.clone()],
             // Another client of a protocol that carries a remote command (`dbclient`,
             // `plink`: over ssh, as their rules say) ranks as the protocol's own program.
             _ if spec.over != name

@@ -70,9 +70,10 @@ pub fn forms(refusal: &Refusal, machine: Option<&str>) -> Vec<Vec<String>> {
     };
     // A run with a part that cannot be known (`systemctl status $(cat f)`) is not ranked
     // on: what it does is not known.
-    // `podman exec redis redis-cli` is also `docker exec redis redis-cli`.
+    // `podman exec redis redis-cli` is also `docker exec redis redis-cli`, `rsh atlas …` is
+    // also `ssh atlas …`.
     let family_head: Option<Vec<String>> =
-        (!remote && !refusal.family.is_empty() && refusal.family != [program]).then(|| {
+        (!refusal.family.is_empty() && refusal.family != [program]).then(|| {
             let mut h = refusal.family.clone();
             h.extend(head.iter().skip(1).cloned());
             h
@@ -93,6 +94,7 @@ pub fn forms(refusal: &Refusal, machine: Option<&str>) -> Vec<Vec<String>> {
     }
     if remote {
         if runs.is_empty() {
+            forms.extend(family_head);
             forms.push(head);
         }
         forms.extend((1..words.len()).map(|i| words[i..].to_vec()));

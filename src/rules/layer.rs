@@ -11,8 +11,9 @@ use std::rc::Rc;
 
 /// The keys that say what a program is, rather than add to it: set on a built-in program
 /// without `replace = true`, they redefine it.
-const DEFINING: [&str; 8] = [
+const DEFINING: [&str; 9] = [
     "over",
+    "ranks_as",
     "operands",
     "stop_at_operand",
     "options_after_first_operand",

@@ -132,6 +132,10 @@ with_syntax! {
         /// This program is another one's spelling: `docker-compose` is `docker compose`.
         #[serde(default)]
         pub same_as: Vec<String>,
+        /// Another program whose `replaces` shapes this one ranks against, in its place:
+        /// `rsh atlas uptime` as `ssh atlas uptime`.
+        #[serde(default)]
+        pub ranks_as: String,
         /// The program reaches a machine only through a target it names (`git commit` names
         /// none): run without one, it needs no catalog, and a broken catalog does not stop it.
         #[serde(default)]

@@ -29,7 +29,7 @@ mod tests {
             err,
             "nomad.toml:3: unknown field `long_valeu`, expected one of `names`, `over`, \
              `options`, `env`, `operands`, `inert`, `subcommand`, `parent_subcommands`, \
-             `same_as`, `only_by_target`, `replace`, `methods`, `short_value`, `long_value`, \
+             `same_as`, `ranks_as`, `only_by_target`, `replace`, `methods`, `short_value`, `long_value`, \
              `stop_at_operand`, `options_after_first_operand`, `single_dash_long`, \
              `long_two_values`"
         );
