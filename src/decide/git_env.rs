@@ -2,11 +2,45 @@
 //! `GIT_CONFIG_PARAMETERS`, and `GIT_CONFIG_COUNT` with its numbered keys and values. Each
 //! setting is read as `-c NAME=VALUE` is (a command git runs, a remote's URL).
 
-use super::{Context, Guard, Walk};
+use super::{Context, Guard, Walk, target};
+use crate::argv::base_name;
 use crate::rules::Role;
-use crate::shell::UNKNOWN;
+use crate::shell::{Command, UNKNOWN};
 
 impl Guard<'_> {
+    /// Any program may run git (`npm install`, `make`, `cargo build`), and git reads these
+    /// settings from the environment it inherits: a setting that makes git run a command
+    /// (`core.sshCommand`) runs it for them too. git's own rules read them as its options.
+    pub(super) fn git_settings_for_any_program(&self, command: &Command, walk: &mut Walk) {
+        let program = command.words.first().map_or("", |w| base_name(w));
+        if walk.in_git_setting
+            || self
+                .rules
+                .program(program)
+                .is_some_and(|p| p.env.contains_key("GIT_CONFIG_PARAMETERS"))
+        {
+            return;
+        }
+        let mut settings: Vec<String> = walk
+            .env_values(command, "GIT_CONFIG_PARAMETERS")
+            .flat_map(|v| shell_words::split(v).unwrap_or_default())
+            .collect();
+        let counts: Vec<String> = walk
+            .env_values(command, "GIT_CONFIG_COUNT")
+            .cloned()
+            .collect();
+        for count in counts {
+            settings.extend(numbered(&count, command, walk));
+        }
+        walk.in_git_setting = true;
+        for setting in settings {
+            if let target::GitConfig::Command(source) = target::git_config(&setting) {
+                self.payload(source, command.depth + 1, &[], walk);
+            }
+        }
+        walk.in_git_setting = false;
+    }
+
     pub(super) fn git_settings_from_env(
         &self,
         role: Role,
@@ -19,7 +53,7 @@ impl Guard<'_> {
             // Not shell-quoted as git writes it: git refuses it and runs nothing.
             shell_words::split(value).unwrap_or_default()
         } else {
-            numbered(value, cx, walk)
+            numbered(value, cx.command, walk)
         };
         for setting in settings {
             self.candidate(Role::GitConfig, setting, cx, shape.to_string(), walk);
@@ -30,14 +64,13 @@ impl Guard<'_> {
 /// `NAME=VALUE` for each `GIT_CONFIG_KEY_<i>`/`GIT_CONFIG_VALUE_<i>` git reads under
 /// `GIT_CONFIG_COUNT=count`: the first `count`. Only those the command sets can name
 /// anything, so they are the ones looked at; a count that cannot be known may reach them all.
-fn numbered(count: &str, cx: &Context, walk: &Walk) -> Vec<String> {
+fn numbered(count: &str, command: &Command, walk: &Walk) -> Vec<String> {
     let count = if count.contains(UNKNOWN) {
         u64::MAX
     } else {
         count.trim().parse::<u64>().unwrap_or(0)
     };
-    let mut numbers: Vec<&str> = cx
-        .command
+    let mut numbers: Vec<&str> = command
         .env
         .iter()
         .map(|(name, _)| name)
@@ -48,7 +81,7 @@ fn numbered(count: &str, cx: &Context, walk: &Walk) -> Vec<String> {
     numbers.sort_unstable();
     numbers.dedup();
     let values =
-        |name: String| -> Vec<String> { walk.env_values(cx.command, &name).cloned().collect() };
+        |name: String| -> Vec<String> { walk.env_values(command, &name).cloned().collect() };
     let mut settings = Vec::new();
     for i in numbers {
         let keys = values(format!("GIT_CONFIG_KEY_{i}"));

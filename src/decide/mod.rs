@@ -267,6 +267,9 @@ struct Walk {
     remote: usize,
     /// How many speculative walks (a program's arguments read as a command) the walk is in.
     speculative: usize,
+    /// Walking a command a git setting from the environment runs: the programs in it see
+    /// the same environment, and are not read for it again.
+    in_git_setting: bool,
     /// Walking a suffix of arguments found by `arguments_run`.
     in_suffix: bool,
     /// Suffixes and shell-code words walked so far, and the words they held.

@@ -70,6 +70,7 @@ impl Guard<'_> {
                     self.startup_definition(&command, walk);
                     self.note_links(&command, walk);
                     self.transports(&command, walk);
+                    self.git_settings_for_any_program(&command, walk);
                     let before = walk.candidates.len();
                     self.invocation(&command, walk);
                     for c in walk.candidates[before..].iter_mut() {
