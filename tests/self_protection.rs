@@ -396,6 +396,13 @@ fn a_renamed_copy_of_the_guard_is_the_guard() {
             &format!("sudo {mg} --db ~/.local/share/mesh-guard/audit.db audit prune --before 1d"),
             // From the event's cwd, `project/src`.
             "../../tools/mg catalog compile",
+            // Found on the command's own search path.
+            &format!("PATH={}:$PATH mg audit prune --before 1d", tools.display()),
+            &format!(
+                "export PATH={}:/usr/bin; mg-link uninstall claude",
+                tools.display()
+            ),
+            &format!("/lib64/ld-linux-x86-64.so.2 {mg} audit prune --before 1d"),
         ],
     );
     let (_, message) = home.hook(&format!("{mg} audit prune --before 1d"));

@@ -40,7 +40,9 @@ impl Guard<'_> {
             None if relative => return None,
             None => std::path::PathBuf::from("/"),
         };
-        disk.is_guard_binary(program, &cwd)
+        // `PATH=/tmp/x:$PATH mg audit prune`: the command's own search path, when it sets one.
+        let search = walk.env_values(command, "PATH").next().cloned();
+        disk.is_guard_binary(program, &cwd, search.as_deref())
             .then_some(Why::GuardSubcommand(subcommand))
     }
 

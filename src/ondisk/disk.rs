@@ -28,8 +28,10 @@ pub trait Disk: std::fmt::Debug {
     /// Whether a program name is found on `PATH` (a file system lookup, no file read).
     fn on_path(&self, name: &str) -> bool;
     /// Whether the program bash would run for `program` (a path, relative to `cwd`, or a
-    /// name looked up on `PATH`) is the running guard's own executable or a copy of it.
-    fn is_guard_binary(&self, program: &str, cwd: &Path) -> bool;
+    /// name looked up in `search`, the command's own `PATH` if it sets one, where a part
+    /// that cannot be known stands for the session's) is the running guard's own
+    /// executable or a copy of it.
+    fn is_guard_binary(&self, program: &str, cwd: &Path, search: Option<&str>) -> bool;
     /// What the user's startup files define a name as.
     fn definition(&self, name: &str) -> Definition;
     /// The services of the compose project a `docker compose` command would load.
@@ -118,8 +120,7 @@ impl Disk for OnDisk {
     }
 
     fn ssh(&self, destination: &str, options: Vec<String>, config: Option<String>) -> SshRoute {
-        let (Some(home), Some(dest)) = (&self.home, ssh::parse_destination(destination, false))
-        else {
+        let Some(dest) = ssh::parse_destination(destination, false) else {
             return SshRoute::default();
         };
         let user = std::env::var("USER").ok();
@@ -130,8 +131,12 @@ impl Disk for OnDisk {
         let passwd_home = self
             .passwd_home
             .get_or_init(|| crate::perm::passwd_home().map(|h| h.to_string_lossy().into_owned()));
-        let mut homes = vec![home.as_str()];
-        homes.extend(passwd_home.as_deref().filter(|h| h != home));
+        let mut homes: Vec<&str> = self.home.as_deref().into_iter().collect();
+        homes.extend(
+            passwd_home
+                .as_deref()
+                .filter(|h| self.home.as_deref() != Some(*h)),
+        );
         let mut out = SshRoute::default();
         for home in homes {
             let context = ssh::Context {
@@ -146,36 +151,31 @@ impl Disk for OnDisk {
     }
 
     fn on_path(&self, name: &str) -> bool {
-        use std::os::unix::fs::PermissionsExt as _;
         if let Some(&found) = self.on_path.borrow().get(name) {
             return found;
         }
-        let Some(path) = std::env::var_os("PATH") else {
-            return false;
-        };
-        // A folder named twice in `PATH` (a profile that prepends it again) holds nothing
-        // new the second time: it is looked in once.
-        let mut looked = std::collections::HashSet::new();
-        let found = std::env::split_paths(&path).any(|dir| {
-            let found = !looked.contains(&dir)
-                && std::fs::metadata(dir.join(name))
-                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-            looked.insert(dir);
-            found
-        });
+        let found = find_executable(name, &session_path()).is_some();
         self.on_path.borrow_mut().insert(name.to_string(), found);
         found
     }
 
-    fn is_guard_binary(&self, program: &str, cwd: &Path) -> bool {
+    fn is_guard_binary(&self, program: &str, cwd: &Path, search: Option<&str>) -> bool {
         let found = if program.contains('/') {
             Some(cwd.join(program))
         } else {
-            std::env::var_os("PATH").and_then(|path| {
-                std::env::split_paths(&path)
-                    .map(|dir| dir.join(program))
-                    .find(|p| p.is_file())
-            })
+            let dirs = match search {
+                None => session_path(),
+                Some(search) => search
+                    .split(':')
+                    .flat_map(|dir| match dir {
+                        dir if dir.contains(crate::shell::UNKNOWN) => session_path(),
+                        // An empty entry is the working directory.
+                        "" => vec![cwd.to_path_buf()],
+                        dir => vec![cwd.join(dir)],
+                    })
+                    .collect(),
+            };
+            find_executable(program, &dirs)
         };
         found.is_some_and(|path| same_executable(&path, Path::new("/proc/self/exe")))
     }
@@ -213,6 +213,28 @@ impl Disk for OnDisk {
     }
 }
 
+/// The session's `PATH`, as the hook inherited it.
+fn session_path() -> Vec<std::path::PathBuf> {
+    std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).collect())
+        .unwrap_or_default()
+}
+
+/// The first executable file named `name` in `dirs`, as bash's lookup finds it. A folder
+/// named twice (a profile that prepends it again) holds nothing new the second time: it is
+/// looked in once.
+fn find_executable(name: &str, dirs: &[std::path::PathBuf]) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut looked = std::collections::HashSet::new();
+    dirs.iter()
+        .filter(|dir| looked.insert(dir.as_path()))
+        .map(|dir| dir.join(name))
+        .find(|path| {
+            std::fs::metadata(path)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
 /// Whether `path` is the executable `own` names: the same file (a link to it), or a copy of
 /// its bytes. Files of another size are told apart by one `stat`; only a file of the same size
 /// is read, and only until its first difference.
@@ -228,7 +250,8 @@ fn same_executable(path: &Path, own: &Path) -> bool {
     if (meta.dev(), meta.ino()) == (own_meta.dev(), own_meta.ino()) {
         return true;
     }
-    // Non-blocking: a FIFO put there since the `stat` fails the read instead of hanging.
+    // Non-blocking: a FIFO put there since the `stat` reads as empty instead of hanging,
+    // and compares as the guard (refused): the side that fails closed.
     let open = |p: &Path| {
         std::fs::OpenOptions::new()
             .read(true)
@@ -289,6 +312,15 @@ mod tests {
         // One home: read once.
         assert_eq!(
             hosts(passwd.path(), passwd.path(), "cache"),
+            vec![known("atlas")]
+        );
+        // No session HOME: the passwd entry's home still is.
+        let disk = OnDisk::new(None);
+        disk.passwd_home
+            .set(Some(passwd.path().to_string_lossy().into_owned()))
+            .unwrap();
+        assert_eq!(
+            disk.ssh("cache", Vec::new(), None).hosts,
             vec![known("atlas")]
         );
     }
