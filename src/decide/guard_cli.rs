@@ -72,18 +72,27 @@ impl Guard<'_> {
 /// itself is unknown, only words that spell a refused subcommand count (`"$EDITOR" "$F"`
 /// is no guard command).
 fn refused_subcommand(cli: &GuardCli, args: &[String], unknown_counts: bool) -> Option<String> {
-    let mut operands = Vec::new();
     let mut words = args.iter();
-    while let Some(word) = words.next() {
-        if word.starts_with('-') && !word.contains(UNKNOWN) {
-            if cli.value_options.contains(word) {
-                words.next();
+    let mut operands = std::iter::from_fn(|| {
+        while let Some(word) = words.next() {
+            if word.starts_with('-') && !word.contains(UNKNOWN) {
+                if cli.value_options.contains(word) {
+                    words.next();
+                }
+                continue;
             }
-            continue;
+            return Some(word.as_str());
         }
-        operands.push(word.as_str());
+        None
+    });
+    let first = operands.next()?;
+    // Most commands' first operand starts no refused shape: known without reading further.
+    let starts_one = |shape: &String| shape.split_whitespace().next() == Some(first);
+    if is_known(first) && !cli.refused.iter().any(starts_one) {
+        return None;
     }
-    let first = operands.first()?;
+    let operands: Vec<&str> = std::iter::once(first).chain(operands).collect();
+    let first = &operands[0];
     if !is_known(first) {
         return unknown_counts
             .then(|| cli.refused.first().cloned())

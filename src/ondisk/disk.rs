@@ -154,7 +154,8 @@ impl Disk for OnDisk {
         if let Some(&found) = self.on_path.borrow().get(name) {
             return found;
         }
-        let found = find_executable(name, &session_path()).is_some();
+        let found = std::env::var_os("PATH")
+            .is_some_and(|path| find_executable(name, std::env::split_paths(&path)).is_some());
         self.on_path.borrow_mut().insert(name.to_string(), found);
         found
     }
@@ -175,7 +176,7 @@ impl Disk for OnDisk {
                     })
                     .collect(),
             };
-            find_executable(program, &dirs)
+            find_executable(program, dirs)
         };
         found.is_some_and(|path| same_executable(&path, Path::new("/proc/self/exe")))
     }
@@ -223,16 +224,25 @@ fn session_path() -> Vec<std::path::PathBuf> {
 /// The first executable file named `name` in `dirs`, as bash's lookup finds it. A folder
 /// named twice (a profile that prepends it again) holds nothing new the second time: it is
 /// looked in once.
-fn find_executable(name: &str, dirs: &[std::path::PathBuf]) -> Option<std::path::PathBuf> {
+fn find_executable(
+    name: &str,
+    dirs: impl IntoIterator<Item = std::path::PathBuf>,
+) -> Option<std::path::PathBuf> {
     use std::os::unix::fs::PermissionsExt as _;
     let mut looked = std::collections::HashSet::new();
-    dirs.iter()
-        .filter(|dir| looked.insert(dir.as_path()))
-        .map(|dir| dir.join(name))
-        .find(|path| {
-            std::fs::metadata(path)
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+    for dir in dirs {
+        if looked.contains(&dir) {
+            continue;
+        }
+        let path = dir.join(name);
+        if std::fs::metadata(&path)
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        {
+            return Some(path);
+        }
+        looked.insert(dir);
+    }
+    None
 }
 
 /// Whether `path` is the executable `own` names: the same file (a link to it), or a copy of
