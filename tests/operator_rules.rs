@@ -199,38 +199,32 @@ fn a_d_bus_method_is_added_and_a_built_in_one_cannot_change_silently() {
         &dir,
         "[[program]]\nnames = [\"busctl\"]\n[program.methods]\nBounceUnit = \"systemctl restart\"\n",
     );
-    let out = run(
-        &[
-            "check",
-            "--json",
-            "busctl call org.example.Ops /ops org.example.Ops BounceUnit s mesh-controller.service",
-        ],
-        &[
-            ("MESH_GUARD_CATALOG", &example_catalog()),
-            ("MESH_GUARD_DB", &dir.path("a.db")),
-            ("MESH_GUARD_RULES", &dir.path("rules")),
-        ],
-        b"",
-    );
-    assert_eq!(out.code, 1, "{} {}", out.stdout, out.stderr);
-    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(json["instead"][0]["tool"], "restart", "{}", out.stdout);
+    // The call's refusal as JSON, with the operator's rules or without them.
+    let call = |with_rules: bool| -> serde_json::Value {
+        let (catalog, db, rules_dir) = (example_catalog(), dir.path("a.db"), dir.path("rules"));
+        let mut env: Vec<(&str, &std::path::Path)> =
+            vec![("MESH_GUARD_CATALOG", &catalog), ("MESH_GUARD_DB", &db)];
+        if with_rules {
+            env.push(("MESH_GUARD_RULES", &rules_dir));
+        }
+        let out = run(
+            &[
+                "check",
+                "--json",
+                "busctl call org.example.Ops /ops org.example.Ops BounceUnit s mesh-controller.service",
+            ],
+            &env,
+            b"",
+        );
+        assert_eq!(out.code, 1, "{} {}", out.stdout, out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    };
+    let json = call(true);
+    assert_eq!(json["instead"][0]["tool"], "restart", "{json}");
     // Without the operator's method the call is refused still, but nothing ranks for it.
-    let bare = run(
-        &[
-            "check",
-            "--json",
-            "busctl call org.example.Ops /ops org.example.Ops BounceUnit s mesh-controller.service",
-        ],
-        &[
-            ("MESH_GUARD_CATALOG", &example_catalog()),
-            ("MESH_GUARD_DB", &dir.path("a.db")),
-        ],
-        b"",
-    );
-    let json: serde_json::Value = serde_json::from_str(&bare.stdout).unwrap();
-    assert_eq!(json["rule"], "mesh-unit", "{}", bare.stdout);
-    assert_eq!(json["instead"], serde_json::json!([]), "{}", bare.stdout);
+    let json = call(false);
+    assert_eq!(json["rule"], "mesh-unit", "{json}");
+    assert_eq!(json["instead"], serde_json::json!([]), "{json}");
 
     let file = rules(
         &dir,
