@@ -403,6 +403,11 @@ fn a_renamed_copy_of_the_guard_is_the_guard() {
                 tools.display()
             ),
             &format!("/lib64/ld-linux-x86-64.so.2 {mg} audit prune --before 1d"),
+            // Any of the search paths the script may run it with.
+            &format!(
+                "if [ -e x ]; then export PATH=/usr/bin; else export PATH={}; fi; mg audit prune",
+                tools.display()
+            ),
         ],
     );
     let (_, message) = home.hook(&format!("{mg} audit prune --before 1d"));

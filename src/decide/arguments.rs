@@ -95,7 +95,6 @@ impl Guard<'_> {
                     user: None,
                     carried: Default::default(),
                     elsewhere: false,
-                    engine_socket: false,
                 };
                 let shape = format!("export {name}=<{}>", role.placeholder());
                 self.candidate(role, value.clone(), &cx, shape, walk);

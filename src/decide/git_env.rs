@@ -32,10 +32,25 @@ impl Guard<'_> {
         for count in counts {
             settings.extend(numbered(&count, command, walk));
         }
+        let cx = Context {
+            command,
+            over: "git's ssh".into(),
+            shape: vec!["git".into()],
+            user: None,
+            carried: Default::default(),
+            elsewhere: false,
+        };
         walk.in_git_setting = true;
         for setting in settings {
-            if let target::GitConfig::Command(source) = target::git_config(&setting) {
-                self.payload(source, command.depth + 1, &[], walk);
+            match target::git_config(&setting) {
+                target::GitConfig::Command(source) => {
+                    self.payload(source, command.depth + 1, &[], walk);
+                }
+                target::GitConfig::Url(url) => {
+                    let shape = "git <machine>".to_string();
+                    self.candidate(Role::GitUrl, url.to_string(), &cx, shape, walk);
+                }
+                target::GitConfig::Nothing => {}
             }
         }
         walk.in_git_setting = false;

@@ -40,10 +40,16 @@ impl Guard<'_> {
             None if relative => return None,
             None => std::path::PathBuf::from("/"),
         };
-        // `PATH=/tmp/x:$PATH mg audit prune`: the command's own search path, when it sets one.
-        let search = walk.env_values(command, "PATH").next().cloned();
-        disk.is_guard_binary(program, &cwd, search.as_deref())
-            .then_some(Why::GuardSubcommand(subcommand))
+        // `PATH=/tmp/x:$PATH mg audit prune`: each search path the command may run it with
+        // (its own, or any the script assigns), else the session's.
+        let searches: Vec<String> = walk.env_values(command, "PATH").cloned().collect();
+        let found = match searches.is_empty() {
+            true => disk.is_guard_binary(program, &cwd, None),
+            false => searches
+                .iter()
+                .any(|search| disk.is_guard_binary(program, &cwd, Some(search))),
+        };
+        found.then_some(Why::GuardSubcommand(subcommand))
     }
 
     /// A program word that cannot be known may be the guard's binary (`"$G" audit prune`):
@@ -92,7 +98,6 @@ fn refused_subcommand(cli: &GuardCli, args: &[String], unknown_counts: bool) -> 
         return None;
     }
     let operands: Vec<&str> = std::iter::once(first).chain(operands).collect();
-    let first = &operands[0];
     if !is_known(first) {
         return unknown_counts
             .then(|| cli.refused.first().cloned())
@@ -102,7 +107,7 @@ fn refused_subcommand(cli: &GuardCli, args: &[String], unknown_counts: bool) -> 
         .iter()
         .find(|shape| {
             let mut shape = shape.split_whitespace();
-            shape.next() == Some(*first) && {
+            shape.next() == Some(first) && {
                 let mut rest = operands[1..].iter();
                 shape.all(|w| rest.any(|o| o == &w || (unknown_counts && !is_known(o))))
             }

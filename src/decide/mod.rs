@@ -385,7 +385,4 @@ pub(super) struct Context<'c> {
     /// The program works on another machine's daemon or host (`-H`, `DOCKER_HOST`) that is
     /// given: its containers and units are that machine's, judged by the host alone.
     elsewhere: bool,
-    /// The program speaks over a container engine's socket (`curl --unix-socket`): a URL's
-    /// container path is the engine's, whatever host it names.
-    engine_socket: bool,
 }

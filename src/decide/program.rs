@@ -70,7 +70,6 @@ impl Guard<'_> {
                 ..Default::default()
             },
             elsewhere: false,
-            engine_socket: false,
         };
         self.program_args(spec, None, &args, context, walk);
     }
@@ -126,14 +125,11 @@ impl Guard<'_> {
             }
         }
         cx.elsewhere |= self.elsewhere(spec, &scanned, cx.command, walk);
-        cx.engine_socket |= scanned.iter().any(|arg| {
-            matches!(arg, Arg::Option { name, .. } if spec.options.get(name) == Some(&Role::EngineSocket))
-        });
         let by_option = walk.candidates.len();
         for arg in &scanned {
             if let Arg::Option { name, value } = arg
                 && let Some(&role) = spec.options.get(name)
-                && !matches!(role, Role::Entrypoint | Role::EngineSocket)
+                && role != Role::Entrypoint
             {
                 // An option that says where the program connects is not a shape word:
                 // `docker -H x ps` is `docker ps` (the subcommand is added below), as a
@@ -266,13 +262,6 @@ impl Guard<'_> {
         if (walk.remote > 0 || cx.elsewhere) && role.is_local_name() {
             return;
         }
-        // A container path in a URL is an engine's only over its socket or on this machine:
-        // elsewhere (`https://example.com/containers/x`) it is a web page's.
-        let role = if role == Role::Url && !cx.engine_socket && !target::is_local_url(&value) {
-            Role::SshUrl
-        } else {
-            role
-        };
         match role {
             Role::GitConfigList | Role::GitConfigCount => {
                 return self.git_settings_from_env(role, &value, cx, &shape, walk);

@@ -5,7 +5,7 @@ mod dbus;
 mod engine_api;
 mod git;
 mod hosts;
-pub(crate) use engine_api::{is_local as is_local_url, request as engine_request};
+pub(crate) use engine_api::request as engine_request;
 pub(crate) use git::*;
 
 use super::Rule;
@@ -268,14 +268,7 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
             }
             _ => Resolved::Nothing,
         },
-        // An ssh URL's host, and the containers an engine API path names: a mesh one wins.
-        Role::Url => engine_request(value)
-            .map(|request| request.names)
-            .unwrap_or_default()
-            .iter()
-            .map(|name| resolve(catalog, Role::Container, name, user))
-            .chain(std::iter::once(resolve(catalog, Role::SshUrl, value, user)))
-            .fold(Resolved::Nothing, first_mesh),
+        Role::Url => engine_api::resolve_url(catalog, value, user),
         Role::DaemonEndpoint => value
             .split(',')
             .find_map(|pair| pair.strip_prefix("host="))
@@ -299,7 +292,6 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
         | Role::RemoteCommand
         | Role::Command
         | Role::Entrypoint
-        | Role::EngineSocket
         | Role::Verb
         | Role::Ignore => Resolved::Nothing,
     }

@@ -106,7 +106,6 @@ impl Guard<'_> {
                 user: None,
                 carried: carried::Carried::default(),
                 elsewhere: false,
-                engine_socket: false,
             };
             self.candidate(Role::Host, host, &cx, "/dev/tcp/<machine>".into(), walk);
         }

@@ -77,9 +77,6 @@ pub enum Role {
     /// `docker run --entrypoint PROGRAM IMAGE ARGS…`: the program the `command` operands are
     /// the arguments of.
     Entrypoint,
-    /// `curl --unix-socket /var/run/docker.sock`: the program speaks to a container engine
-    /// over its socket, so a `url`'s container path is the engine's whatever host it names.
-    EngineSocket,
     /// A verb (`systemctl restart`): names nothing, but is part of the command's shape.
     Verb,
     Ignore,
@@ -116,7 +113,6 @@ impl Role {
             | Role::RemoteCommand
             | Role::Command
             | Role::Entrypoint
-            | Role::EngineSocket
             | Role::Verb
             | Role::Ignore => "arg",
         }

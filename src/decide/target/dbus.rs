@@ -63,16 +63,30 @@ pub(crate) fn unit_names(word: &str) -> Vec<String> {
 }
 
 /// One GVariant value as text, its decoration off: `['x'` → `x`, `@s 'x'` → `x`,
-/// `string 'x'` → `x`, `<"x">` → `x`.
+/// `string 'x'` (or `string'x'`) → `x`, `<"x">` → `x`.
 fn gvariant_text(piece: &str) -> &str {
-    const DECORATION: &[char] = &[' ', '\t', '\n', '[', ']', '(', ')', '<', '>', '\'', '"'];
+    const DECORATION: &[char] = &[
+        ' ', '\t', '\n', '\r', '[', ']', '(', ')', '<', '>', '\'', '"',
+    ];
     let piece = piece.trim_matches(DECORATION);
-    // `@s 'x'`, `@as ['x']`, `string 'x'`: a type before the value.
-    match piece.split_once([' ', '\t']) {
-        Some((ty, value)) if ty.starts_with('@') || GVARIANT_KEYWORDS.contains(&ty) => {
-            value.trim_matches(DECORATION)
-        }
-        _ => piece,
+    // A type before the value: `@s 'x'`, `@as ['x']`, or a keyword glib takes with or
+    // without a space after it (`string'x'`).
+    let typed = match piece.strip_prefix('@') {
+        Some(annotated) => annotated
+            .find(|c: char| c.is_ascii_whitespace() || c == '\'')
+            .map(|at| at + 1),
+        None => GVARIANT_KEYWORDS
+            .iter()
+            .find(|kw| {
+                piece.strip_prefix(**kw).is_some_and(|rest| {
+                    rest.starts_with(|c: char| c.is_ascii_whitespace() || c == '\'' || c == '"')
+                })
+            })
+            .map(|kw| kw.len()),
+    };
+    match typed {
+        Some(at) => piece[at..].trim_matches(DECORATION),
+        None => piece,
     }
 }
 

@@ -51,8 +51,13 @@ pub(crate) fn git_config(setting: &str) -> GitConfig<'_> {
     let Some((key, value)) = setting.split_once('=') else {
         return GitConfig::Nothing;
     };
+    let original = key;
     let key = key.to_ascii_lowercase();
     let last = key.rsplit('.').next().unwrap_or_default();
+    // `url.BASE.insteadOf=PREFIX`: every URL starting with PREFIX is fetched from BASE.
+    if key.starts_with("url.") && matches!(last, "insteadof" | "pushinsteadof") {
+        return GitConfig::Url(&original[4..original.len() - last.len() - 1]);
+    }
     if (key.starts_with("alias.") || key.starts_with("credential.")) && value.starts_with('!') {
         GitConfig::Command(&value[1..])
     } else if GIT_COMMAND_KEYS.contains(&key.as_str())
