@@ -32,6 +32,9 @@ impl Guard<'_> {
         for count in counts {
             settings.extend(numbered(&count, command, walk));
         }
+        if settings.is_empty() {
+            return;
+        }
         let cx = Context {
             command,
             over: "git's ssh".into(),
