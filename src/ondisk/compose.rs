@@ -9,7 +9,6 @@
 //! levels (flow style, anchors, aliases, merge keys, tags, tabs, several documents, an
 //! `include:`) [`Malformed`], so the caller keeps to what it would decide without the file.
 
-use super::compose_anchors::{self, Anchors, NameRef};
 use super::endpoint::{Env, var};
 use super::read::{Files, Read};
 use super::{Malformed, Value};
@@ -164,9 +163,8 @@ fn entry(line: &str) -> Result<Option<Entry<'_>>, Malformed> {
     if body.is_empty() || body.starts_with('#') {
         return Ok(None);
     }
-    // A merge key (`<<: *common`) is read; any other key that is not a plain word is not.
     if body.starts_with(['&', '*', '!', '?', '%', '{', '[', '|', '>', '@', '`'])
-        || (body.starts_with("<<") && !body.starts_with("<<:"))
+        || body.starts_with("<<")
     {
         return Err(Malformed);
     }
@@ -193,11 +191,10 @@ fn entry(line: &str) -> Result<Option<Entry<'_>>, Malformed> {
             (&body[..colon], &body[colon + 1..])
         }
     };
-    if key != "<<"
-        && (key.is_empty()
-            || !key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    if key.is_empty()
+        || !key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
     {
         return Err(Malformed);
     }
@@ -213,8 +210,7 @@ fn entry(line: &str) -> Result<Option<Entry<'_>>, Malformed> {
             None => value.trim_end(),
         }
     };
-    // Anchors (`&name`) and aliases (`*name`) are read through `compose_anchors`.
-    if value.starts_with(['!', '%', '@', '`']) {
+    if value.starts_with(['&', '*', '!', '%', '@', '`']) {
         return Err(Malformed);
     }
     Ok(Some(Entry {
@@ -225,7 +221,7 @@ fn entry(line: &str) -> Result<Option<Entry<'_>>, Malformed> {
 }
 
 /// A scalar value as compose reads it; `$` interpolation makes it unknown.
-pub(super) fn scalar(value: &str) -> Result<Value, Malformed> {
+fn scalar(value: &str) -> Result<Value, Malformed> {
     let text = match value.as_bytes().first() {
         None => return Err(Malformed),
         Some(&quote @ (b'"' | b'\'')) => {
@@ -257,14 +253,6 @@ const TOP_KEYS: [&str; 7] = [
 /// one. `Err` for anything outside the block style it reads.
 pub fn read_services(text: &str) -> Result<BTreeMap<String, Option<Value>>, Malformed> {
     let mut services = BTreeMap::new();
-    // Anchors are read only where there are any: most files have none.
-    let anchors = if text.contains('&') {
-        Anchors::read(text)
-    } else {
-        Anchors::default()
-    };
-    // The services whose mapping merges (`<<: *x`) or is (`name: *x`) an anchored one.
-    let mut merged: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let (mut in_services, mut seen_services, mut started) = (false, false, false);
     let (mut service_indent, mut body_indent) = (None, None);
     let mut current: Option<String> = None;
@@ -313,17 +301,8 @@ pub fn read_services(text: &str) -> Result<BTreeMap<String, Option<Value>>, Malf
         let level = *service_indent.get_or_insert(entry.indent);
         if entry.indent == level {
             let key = entry.key.ok_or(Malformed)?;
-            if services.insert(key.clone(), None).is_some() {
+            if !entry.value.is_empty() || services.insert(key.clone(), None).is_some() {
                 return Err(Malformed);
-            }
-            // `cache: &c` anchors the service's own mapping; `cache: *c` is another's whole.
-            match entry.value {
-                "" => {}
-                value if value.starts_with('&') && !value.contains(' ') => {}
-                value => {
-                    let alias = compose_anchors::merges(value).filter(|a| a.len() == 1);
-                    merged.insert(key.clone(), alias.ok_or(Malformed)?);
-                }
             }
             current = Some(key);
             body_indent = None;
@@ -340,15 +319,7 @@ pub fn read_services(text: &str) -> Result<BTreeMap<String, Option<Value>>, Malf
             // A list at its key's own indentation (`ports:` then `- "80:80"`).
             None => {}
             Some("container_name") => {
-                let value = match entry.value.strip_prefix('&') {
-                    // `container_name: &n redis` names the value `n` too.
-                    Some(anchored) => anchored.split_once(' ').ok_or(Malformed)?.1.trim(),
-                    None => entry.value,
-                };
-                let name = match compose_anchors::name_ref(value) {
-                    alias @ NameRef::Alias(_) => anchors.name(&alias),
-                    NameRef::Value(_) => scalar(value)?,
-                };
+                let name = scalar(entry.value)?;
                 if services
                     .insert(service.clone(), Some(name))
                     .flatten()
@@ -361,20 +332,10 @@ pub fn read_services(text: &str) -> Result<BTreeMap<String, Option<Value>>, Malf
             Some("extends") => {
                 services.insert(service.clone(), Some(Value::Unknown));
             }
-            Some("<<") => {
-                let aliases = compose_anchors::merges(entry.value).ok_or(Malformed)?;
-                merged.entry(service.clone()).or_default().extend(aliases);
-            }
             Some(_) => {}
         }
         if entry.value.starts_with(['"', '\'']) && scalar_closed(entry.value).is_err() {
             return Err(Malformed);
-        }
-    }
-    // A service's own `container_name` wins over what it merges (YAML's merge key).
-    for (service, aliases) in merged {
-        if let Some(name @ None) = services.get_mut(&service) {
-            *name = anchors.merged(&aliases);
         }
     }
     Ok(services)

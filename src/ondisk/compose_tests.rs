@@ -35,53 +35,14 @@ volumes:
     assert_eq!(services.get("data"), None);
 }
 
-/// Anchors, aliases and merge keys can give a service another's container_name: followed
-/// where the file says for sure, unknown where it does not.
-#[test]
-fn anchors_aliases_and_merge_keys_are_followed() {
-    let read = |text: &str| read_services(text).unwrap();
-    let merged = "x-c: &c\n  container_name: redis\n  restart: always\nservices:\n  cache:\n    <<: *c\n    image: x\n  own:\n    <<: *c\n    container_name: mine\n";
-    assert_eq!(read(merged).get("cache"), Some(&known("redis")));
-    // Its own key wins over the merged one, wherever it stands.
-    assert_eq!(read(merged).get("own"), Some(&known("mine")));
-    // Merges of merges; the first in a list wins.
-    let chained = "x-a: &a\n  container_name: first\nx-b: &b\n  <<: *a\nx-z: &z\n  container_name: last\nservices:\n  s:\n    <<: [*b, *z]\n";
-    assert_eq!(read(chained).get("s"), Some(&known("first")));
-    // A scalar anchor, defined where it is used or elsewhere.
-    let scalar = "x-name: &n redis\nservices:\n  a:\n    container_name: *n\n  b:\n    container_name: &m web\n  c:\n    container_name: *m\n";
-    assert_eq!(read(scalar).get("a"), Some(&known("redis")));
-    assert_eq!(read(scalar).get("b"), Some(&known("web")));
-    assert_eq!(read(scalar).get("c"), Some(&known("web")));
-    // A whole service aliased: its container_name is the other's.
-    let whole = "services:\n  cache: &c\n    container_name: redis\n  copy: *c\n";
-    assert_eq!(read(whole).get("copy"), Some(&known("redis")));
-    assert_eq!(read(whole).get("cache"), Some(&known("redis")));
-    // A merge that names nothing: no container_name.
-    let plain = "x-c: &c\n  restart: always\nservices:\n  cache:\n    <<: *c\n";
-    assert_eq!(read(plain).get("cache"), Some(&None));
-    // Unknown where the file does not say for sure: an anchor not here, named twice, inside
-    // a block scalar, or merges of merges past the depth.
-    for text in [
-        "services:\n  cache: *c\n",
-        "services:\n  cache:\n    container_name: *name\n",
-        "x-c: &c\n  container_name: a\nx-d: &c\n  container_name: b\nservices:\n  s:\n    <<: *c\n",
-        "x-s: |\n  x: &c\n    container_name: a\nservices:\n  s:\n    <<: *c\n",
-        "x-c: &c\n  <<: *c\nservices:\n  s:\n    <<: *c\n",
-    ] {
-        assert_eq!(
-            read(text).get("cache").or(read(text).get("s")),
-            Some(&Some(Value::Unknown)),
-            "{text:?}"
-        );
-    }
-}
-
 #[test]
 fn hostile_input_is_malformed_never_guessed() {
     let cases = [
-        // An alias or merge it cannot read.
-        "services:\n  cache: *c extra\n",
-        "services:\n  cache:\n    <<: {image: x}\n",
+        // Anchors, aliases and merge keys can give a service another's container_name.
+        "x-c: &c\n  container_name: redis\nservices:\n  cache:\n    <<: *c\n",
+        "services:\n  cache: *c\n",
+        "services:\n  cache:\n    container_name: *name\n",
+        "services:\n  cache: &c\n    image: x\n",
         // Flow style at the levels read.
         "services: {cache: {container_name: redis}}\n",
         "services:\n  cache: {container_name: redis}\n",

@@ -29,7 +29,6 @@
 //!   defines and the `container_name` each gives itself.
 
 pub mod compose;
-mod compose_anchors;
 pub mod disk;
 pub mod endpoint;
 pub mod make;
