@@ -224,6 +224,9 @@ fn entry(line: &str) -> Result<Option<Entry<'_>>, Malformed> {
 fn scalar(value: &str) -> Result<Value, Malformed> {
     let text = match value.as_bytes().first() {
         None => return Err(Malformed),
+        // A block scalar (`>-`, `|`) holds its value on the lines below, and `?` opens a
+        // complex key: the text here is not the name.
+        Some(b'|' | b'>' | b'?') => return Err(Malformed),
         Some(&quote @ (b'"' | b'\'')) => {
             let inner = value[1..].strip_suffix(quote as char).ok_or(Malformed)?;
             if inner.contains(['"', '\'', '\\']) {

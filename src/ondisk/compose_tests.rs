@@ -60,6 +60,9 @@ fn hostile_input_is_malformed_never_guessed() {
         "services:\n  cache:\n    image: x\n  cache:\n    image: y\n",
         "services:\n  cache:\n    image: x\nservices:\n  other:\n    image: y\n",
         "services:\n  cache:\n    container_name: a\n    container_name: b\n",
+        // A block scalar's value is on the lines below.
+        "services:\n  cache:\n    container_name: >-\n      redis\n",
+        "services:\n  cache:\n    container_name: |\n      redis\n",
         // A quoted value running over lines; escapes.
         "services:\n  cache:\n    container_name: \"red\n      is\"\n",
         "services:\n  cache:\n    container_name: \"re\\x64is\"\n",
