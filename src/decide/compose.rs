@@ -18,10 +18,10 @@ impl Guard<'_> {
         walk: &Walk,
     ) -> Option<Vec<String>> {
         let disk = self.protected.disk.clone()?;
-        if !is_known(word) || walk.cwd_unknown {
+        if !is_known(word) {
             return None;
         }
-        let cwd = walk.cwd.clone().or_else(|| self.protected.cwd.clone())?;
+        let cwd = self.known_cwd(walk)?;
         let words = &cx.command.words;
         let (syntax, start) = self.compose_args(words)?;
         let mut query = compose::Query {

@@ -7,6 +7,15 @@ use super::*;
 use crate::ondisk::{Value, podman};
 
 impl Guard<'_> {
+    /// The directory the command's relative paths start from: where it has `cd`'d, else the
+    /// session's; `None` where a `cd` of its own went somewhere that cannot be known.
+    pub(super) fn known_cwd(&self, walk: &Walk) -> Option<std::path::PathBuf> {
+        if walk.cwd_unknown {
+            return None;
+        }
+        walk.cwd.clone().or_else(|| self.protected.cwd.clone())
+    }
+
     /// The command as it will run, with what the disk says: a script's commands are walked as
     /// a payload; a container engine's endpoint is written into the command (`-H URL`), so
     /// the daemon is judged, and its containers are that daemon's.
@@ -18,11 +27,7 @@ impl Guard<'_> {
             return command;
         };
         let program = base_name(&first).to_string();
-        let cwd = if walk.cwd_unknown {
-            None
-        } else {
-            walk.cwd.clone().or_else(|| self.protected.cwd.clone())
-        };
+        let cwd = self.known_cwd(walk);
         let args = command.words[1..].to_vec();
         let script = if program == "source" || program == "." {
             args.first().map(|p| (p.clone(), 1))

@@ -29,11 +29,7 @@ impl Guard<'_> {
             .into_iter()
             .find_map(|cli| refused_subcommand(cli, args, false))?;
         let disk = self.protected.disk.clone()?;
-        let cwd = if walk.cwd_unknown {
-            None
-        } else {
-            walk.cwd.clone().or_else(|| self.protected.cwd.clone())
-        };
+        let cwd = self.known_cwd(walk);
         let relative = program.contains('/') && !program.starts_with('/');
         let cwd = match cwd {
             Some(cwd) => cwd,
