@@ -247,7 +247,8 @@ fn find_executable(
 
 /// Whether `path` is the executable `own` names: the same file (a link to it), or a copy of
 /// its bytes. Files of another size are told apart by one `stat`; only a file of the same size
-/// is read, and only until its first difference.
+/// is read, and only until its first difference. A file of the same size that cannot be read
+/// whole (mode 111: runnable, not readable) may be a copy: it counts as one (fail closed).
 fn same_executable(path: &Path, own: &Path) -> bool {
     use std::io::Read;
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -269,18 +270,21 @@ fn same_executable(path: &Path, own: &Path) -> bool {
             .open(p)
     };
     let (Ok(mut file), Ok(mut mine)) = (open(path), open(own)) else {
-        return false;
+        return true;
     };
     let (mut a, mut b) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
     loop {
         let n = match file.read(&mut a) {
             Ok(n) => n,
-            Err(_) => return false,
+            Err(_) => return true,
         };
         if n == 0 {
             return true;
         }
-        if mine.read_exact(&mut b[..n]).is_err() || a[..n] != b[..n] {
+        if mine.read_exact(&mut b[..n]).is_err() {
+            return true;
+        }
+        if a[..n] != b[..n] {
             return false;
         }
     }
