@@ -24,6 +24,7 @@ macro_rules! errln {
         let _ = $crate::io::write_err(format_args!("{}\n", format_args!($($arg)*)));
     }};
 }
+pub mod allocator;
 pub mod app;
 pub mod argv;
 pub mod audit;

@@ -7,6 +7,10 @@
 use std::ffi::{CStr, OsString};
 use std::os::unix::ffi::OsStringExt;
 
+/// Kept free lists instead of the C library's allocator (decision 0052).
+#[global_allocator]
+static ALLOCATOR: mesh_guard::allocator::Pool = mesh_guard::allocator::Pool::new();
+
 #[unsafe(no_mangle)]
 extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
     keep_standard_descriptors_open();

@@ -11,6 +11,7 @@ mod event;
 pub mod forward;
 mod gap;
 pub mod logcheck;
+mod memory;
 mod modes;
 #[cfg(test)]
 mod open_tests;

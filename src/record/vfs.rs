@@ -32,6 +32,7 @@ pub(crate) fn name() -> Option<&'static CStr> {
 }
 
 fn register() -> bool {
+    super::memory::use_the_programs_allocator();
     no_lookaside();
     // SAFETY: `sqlite3_vfs_find` initialises SQLite if needed and takes a NUL-terminated name;
     // it returns null or a VFS that stays valid while registered, and nothing in this program
