@@ -137,8 +137,9 @@ fn hot_text(out: &std::path::Path, link_args: &[String]) {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let var = |name: &str| std::env::var(name).unwrap_or_default();
-    if var("CARGO_CFG_TARGET_OS") != "linux" || var("CARGO_CFG_TARGET_ENV") != "gnu" {
-        println!("cargo:rustc-env=MESH_GUARD_HOT_TEXT=left out: not a glibc Linux target");
+    let env = var("CARGO_CFG_TARGET_ENV");
+    if var("CARGO_CFG_TARGET_OS") != "linux" || !(env == "gnu" || env == "musl") {
+        println!("cargo:rustc-env=MESH_GUARD_HOT_TEXT=left out: not a glibc or musl Linux target");
         return;
     }
     let list =

@@ -25,9 +25,12 @@ pub fn arm(after: Duration, stdout: &'static [u8], stderr: &'static [u8]) -> boo
             tv_usec: 0,
         },
         it_value: libc::timeval {
-            tv_sec: libc::time_t::try_from(after.as_secs()).unwrap_or(libc::time_t::MAX),
-            // Below 1,000,000: fits every platform's suseconds_t (i32 on macOS, i64 on Linux).
-            tv_usec: after.subsec_micros() as libc::suseconds_t,
+            // The field types are left to inference: the libc crate marks musl's `time_t`
+            // and `suseconds_t` deprecated (their width is to change), not the fields. A
+            // deadline of 68 years fits any `time_t`; below 1,000,000 fits every platform's
+            // `suseconds_t` (i32 on macOS, i64 on Linux).
+            tv_sec: after.as_secs().min(i32::MAX as u64) as _,
+            tv_usec: after.subsec_micros() as _,
         },
     };
     // SAFETY: the handler only reads ANSWER (set above, never changed again) and calls
