@@ -5,8 +5,13 @@
 //! page faults, more than the rest of the work. Here a freed block waits on its size's list
 //! for the next allocation of that size, and a chunk's pages, once touched, stay mapped.
 //!
-//! Blocks above 64 KiB, or aligned above 16 bytes, go to the system's allocator as they are:
-//! they are few, and the system's allocator maps and unmaps them whole.
+//! Blocks up to 64 KiB are carved from chunks; blocks of 128 KiB to 4 MiB are each had from the
+//! system's allocator, and kept on their list too when freed (musl's maps and unmaps each one,
+//! and a growing `Vec` of a long command frees and asks for them many times). Blocks above
+//! 4 MiB, or aligned above 16 bytes, go to the system's allocator as they are.
+//!
+//! Out of memory, a hook refuses: the abort Rust would make is an exit status agents take
+//! for "the hook failed", and run the command (decision 0002).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::UnsafeCell;
@@ -16,8 +21,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// The smallest block, 16 bytes: room for the free list's link, and the alignment every
 /// block has (chunks are page-aligned and every block size is a multiple of 16).
 const MIN_SHIFT: u32 = 4;
-/// The largest block the lists keep, 64 KiB.
-const MAX_SHIFT: u32 = 16;
+/// The largest block the lists keep, 4 MiB.
+const MAX_SHIFT: u32 = 22;
+/// The largest block carved from a chunk, 64 KiB; larger ones are had one by one.
+const CARVED_SHIFT: u32 = 16;
 const CLASSES: usize = (MAX_SHIFT - MIN_SHIFT + 1) as usize;
 const BLOCK_ALIGN: usize = 1 << MIN_SHIFT;
 /// Each chunk is mapped whole but only the pages that blocks are carved from are touched.
@@ -86,7 +93,8 @@ impl Pool {
     }
 
     /// A block of `class`: the last one freed, else carved from the chunk, else from a new
-    /// chunk (the old chunk's rest is left unused). Null when the system has no memory.
+    /// chunk (the old chunk's rest is left unused), or for the largest classes had from the
+    /// system alone. Null when the system has no memory.
     fn take(&self, class: usize) -> *mut u8 {
         let locked = self.lock();
         // SAFETY: the lock is held for the life of `locked`.
@@ -98,10 +106,17 @@ impl Pool {
             return head;
         }
         let size = Self::block_size(class);
+        if size > 1 << CARVED_SHIFT {
+            // SAFETY: the size is non-zero and BLOCK_ALIGN a power of two.
+            return out_of_memory_refuses(unsafe {
+                System.alloc(Layout::from_size_align_unchecked(size, BLOCK_ALIGN))
+            });
+        }
         if (state.end as usize) - (state.next as usize) < size {
             // SAFETY: CHUNK is non-zero and CHUNK_ALIGN a power of two.
-            let chunk =
-                unsafe { System.alloc(Layout::from_size_align_unchecked(CHUNK, CHUNK_ALIGN)) };
+            let chunk = out_of_memory_refuses(unsafe {
+                System.alloc(Layout::from_size_align_unchecked(CHUNK, CHUNK_ALIGN))
+            });
             if chunk.is_null() {
                 return chunk;
             }
@@ -128,6 +143,16 @@ impl Pool {
     }
 }
 
+/// The block, unless it is null: then a hook whose deadline is armed ends in its refusal at
+/// once (`deadline::refuse_now`, which allocates nothing); any other command gets the null,
+/// and Rust's usual abort.
+fn out_of_memory_refuses(block: *mut u8) -> *mut u8 {
+    if block.is_null() {
+        crate::deadline::refuse_now();
+    }
+    block
+}
+
 struct Locked<'a>(&'a Pool);
 
 impl Drop for Locked<'_> {
@@ -144,7 +169,7 @@ unsafe impl GlobalAlloc for Pool {
         match Self::class(layout.size(), layout.align()) {
             Some(class) => self.take(class),
             // SAFETY: the caller's layout has a non-zero size.
-            None => unsafe { System.alloc(layout) },
+            None => out_of_memory_refuses(unsafe { System.alloc(layout) }),
         }
     }
 
@@ -161,7 +186,7 @@ unsafe impl GlobalAlloc for Pool {
             }
             // The system's zeroed memory may be fresh pages it need not write.
             // SAFETY: the caller's layout has a non-zero size.
-            None => unsafe { System.alloc_zeroed(layout) },
+            None => out_of_memory_refuses(unsafe { System.alloc_zeroed(layout) }),
         }
     }
 
@@ -180,12 +205,16 @@ unsafe impl GlobalAlloc for Pool {
         let old = Self::class(layout.size(), layout.align());
         let new = Self::class(new_size, layout.align());
         match (old, new) {
-            // The block already has room: a `Vec` that doubles moves once per class, and a
-            // shrunk block stays (it goes back on the smaller size's list, which it fits).
-            (Some(old), Some(_)) if new_size <= Self::block_size(old) => block,
+            // Within its class the block stays: a `Vec` that doubles moves once per class. A
+            // block that shrinks into a smaller class moves, so that it goes back on its own
+            // list (staying, it would end on the smaller one, and its own list would have to
+            // be refilled from new memory every time).
+            (Some(old), Some(new)) if old == new => block,
             // SAFETY: the caller's block and layout are from `alloc`, which took them from
             // the system's allocator for this layout.
-            (None, None) => unsafe { System.realloc(block, layout, new_size) },
+            (None, None) => {
+                out_of_memory_refuses(unsafe { System.realloc(block, layout, new_size) })
+            }
             _ => {
                 // SAFETY: the caller guarantees the new layout is valid and non-zero.
                 let new_layout =
@@ -210,14 +239,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn classes_are_the_next_power_of_two_from_16_to_64_kib() {
+    fn classes_are_the_next_power_of_two_from_16_bytes_to_4_mib() {
         assert_eq!(Pool::class(1, 1), Some(0));
         assert_eq!(Pool::class(16, 8), Some(0));
         assert_eq!(Pool::class(17, 8), Some(1));
         assert_eq!(Pool::class(4096, 16), Some(8));
         assert_eq!(Pool::class(4097, 16), Some(9));
-        assert_eq!(Pool::class(65536, 1), Some(CLASSES - 1));
-        assert_eq!(Pool::class(65537, 1), None);
+        assert_eq!(Pool::class(65536, 1), Some(12));
+        assert_eq!(Pool::class(65537, 1), Some(13));
+        assert_eq!(Pool::class(4 << 20, 1), Some(CLASSES - 1));
+        assert_eq!(Pool::class((4 << 20) + 1, 1), None);
         assert_eq!(Pool::class(8, 32), None, "above 16-byte alignment");
         for size in 1..=65536 {
             let class = Pool::class(size, 1).unwrap();
@@ -307,6 +338,32 @@ mod tests {
                 }
                 pool.dealloc(block, layout);
             }
+        }
+    }
+
+    /// A block that shrinks into a smaller class moves, and its own list gets it back: a
+    /// 60 KB buffer shrunk and dropped, again and again, reuses one block.
+    #[test]
+    fn a_shrunk_block_goes_back_on_its_own_list() {
+        let pool = Pool::new();
+        let big = Layout::from_size_align(60_000, 8).unwrap();
+        unsafe {
+            let first = pool.alloc(big);
+            pool.dealloc(first, big);
+            for _ in 0..100 {
+                let block = pool.alloc(big);
+                assert_eq!(block, first);
+                block.write(9);
+                let small = pool.realloc(block, big, 100);
+                assert_ne!(small, block);
+                assert_eq!(small.read(), 9);
+                pool.dealloc(small, Layout::from_size_align(100, 8).unwrap());
+            }
+            // Larger than a chunk's carving: had from the system, kept when freed.
+            let large = Layout::from_size_align(3 << 20, 16).unwrap();
+            let block = pool.alloc(large);
+            pool.dealloc(block, large);
+            assert_eq!(pool.alloc(large), block);
         }
     }
 

@@ -78,6 +78,16 @@ extern "C" fn on_deadline(_signal: libc::c_int) {
     unsafe { libc::_exit(2) }
 }
 
+/// Ends the process in the deadline's refusal now, if a deadline was armed (the hook);
+/// otherwise returns. For what cannot go on and must not fail open: memory that ran out
+/// (`allocator`), where Rust would abort, an exit status agents do not take for a refusal.
+/// Allocates nothing.
+pub fn refuse_now() {
+    if ANSWER.get().is_some() {
+        on_deadline(libc::SIGALRM);
+    }
+}
+
 fn write_all(fd: libc::c_int, mut bytes: &[u8]) {
     while !bytes.is_empty() {
         // SAFETY: the pointer and length describe the live slice.

@@ -291,3 +291,54 @@ fn sixty_four_wrappers_and_nothing_after_them_is_checked_without_a_panic() {
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(!out.stderr.contains("internal error"), "{}", out.stderr);
 }
+
+/// Memory that runs out ends in a refusal, not Rust's abort (exit 134, which agents take for
+/// a failed hook and run the command). A command of 4,000 words needs far more than the 64 MiB
+/// of address space the hook is given here.
+#[test]
+fn memory_that_runs_out_is_a_refusal() {
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+    let home = tempfile::tempdir().unwrap();
+    let words: Vec<String> = (0..4000).map(|i| format!("w{i}")).collect();
+    let event = serde_json::json!({
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": format!("ssh atlas {}", words.join(" "))},
+    });
+    let mut command = std::process::Command::new(BIN);
+    command
+        .args(["--catalog", example_catalog().to_str().unwrap(), "hook"])
+        .env("HOME", home.path())
+        .env("MESH_GUARD_DB", home.path().join("audit.db"))
+        .env_remove("MESH_GUARD_CATALOG")
+        .env_remove("MESH_GUARD_OVERRIDE")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe and touches only the child.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 64 << 20,
+                rlim_max: 64 << 20,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(event.to_string().as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "stdout {stdout}");
+    let answer: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{stdout}"
+    );
+}
