@@ -11,6 +11,16 @@ pub struct Paths {
 }
 
 fn project_dirs() -> Option<directories::ProjectDirs> {
+    // Without HOME, `directories` asks NSS for the user's home (`getpwuid_r`). A user
+    // `/etc/passwd` does not list sends that past the files to NSS's modules, which a static
+    // glibc binary loads with `dlopen` from the installed glibc, and where they do not match
+    // it crashes (`libnss_systemd`, found in review): a crash lets the command run. Such a
+    // user has no home here, as musl's build never looks past the files either.
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("HOME").is_none_or(|h| h.is_empty()) && crate::perm::passwd_home().is_none()
+    {
+        return None;
+    }
     directories::ProjectDirs::from("", "", "mesh-guard")
 }
 

@@ -342,3 +342,51 @@ fn memory_that_runs_out_is_a_refusal() {
         "{stdout}"
     );
 }
+
+/// A user `/etc/passwd` does not list, with no HOME: the guard must not ask NSS's modules for
+/// a home (a static glibc binary crashed in `libnss_systemd` there, a crash the agent takes
+/// for a failed hook). Needs root, to run as such a user.
+#[test]
+fn a_user_with_no_home_anywhere_still_gets_an_answer() {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("NOT CHECKED: running as a user /etc/passwd does not list needs root");
+        return;
+    }
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(cwd.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut command = std::process::Command::new(BIN);
+    command
+        .args(["--catalog", example_catalog().to_str().unwrap(), "hook"])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir(cwd.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: setgroups, setgid and setuid are async-signal-safe and touch only the child.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setgroups(0, std::ptr::null()) != 0
+                || libc::setgid(54_321) != 0
+                || libc::setuid(54_321) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ssh atlas journalctl -u mesh-controller"}}"#)
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{:?} {stdout}", out.status);
+    assert!(stdout.contains("\"deny\""), "{stdout}");
+}
