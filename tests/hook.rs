@@ -292,12 +292,31 @@ fn sixty_four_wrappers_and_nothing_after_them_is_checked_without_a_panic() {
     assert!(!out.stderr.contains("internal error"), "{}", out.stderr);
 }
 
+/// The hook run by `command` (its arguments, environment and limits already set) on
+/// `event`: its exit code, or none when a signal ended it, and its stdout.
+fn spawned_hook(command: &mut std::process::Command, event: &[u8]) -> (Option<i32>, String) {
+    use std::io::Write;
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(event).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
 /// Memory that runs out ends in a refusal, not Rust's abort (exit 134, which agents take for
 /// a failed hook and run the command). A command of 4,000 words needs far more than the 64 MiB
 /// of address space the hook is given here.
 #[test]
 fn memory_that_runs_out_is_a_refusal() {
-    use std::io::Write;
     use std::os::unix::process::CommandExt;
     let home = tempfile::tempdir().unwrap();
     let words: Vec<String> = (0..4000).map(|i| format!("w{i}")).collect();
@@ -312,10 +331,7 @@ fn memory_that_runs_out_is_a_refusal() {
         .env("HOME", home.path())
         .env("MESH_GUARD_DB", home.path().join("audit.db"))
         .env_remove("MESH_GUARD_CATALOG")
-        .env_remove("MESH_GUARD_OVERRIDE")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
+        .env_remove("MESH_GUARD_OVERRIDE");
     // SAFETY: setrlimit is async-signal-safe and touches only the child.
     unsafe {
         command.pre_exec(|| {
@@ -329,13 +345,8 @@ fn memory_that_runs_out_is_a_refusal() {
             Ok(())
         });
     }
-    let mut child = command.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(event.to_string().as_bytes()).unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(2), "stdout {stdout}");
+    let (code, stdout) = spawned_hook(&mut command, event.to_string().as_bytes());
+    assert_eq!(code, Some(2), "stdout {stdout}");
     let answer: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(
         answer["hookSpecificOutput"]["permissionDecision"], "deny",
@@ -348,7 +359,6 @@ fn memory_that_runs_out_is_a_refusal() {
 /// for a failed hook). Needs root, to run as such a user.
 #[test]
 fn a_user_with_no_home_anywhere_still_gets_an_answer() {
-    use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
     // SAFETY: geteuid has no preconditions.
@@ -363,10 +373,7 @@ fn a_user_with_no_home_anywhere_still_gets_an_answer() {
         .args(["--catalog", example_catalog().to_str().unwrap(), "hook"])
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .current_dir(cwd.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
+        .current_dir(cwd.path());
     // SAFETY: setgroups, setgid and setuid are async-signal-safe and touch only the child.
     unsafe {
         command.pre_exec(|| {
@@ -379,14 +386,8 @@ fn a_user_with_no_home_anywhere_still_gets_an_answer() {
             Ok(())
         });
     }
-    let mut child = command.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ssh atlas journalctl -u mesh-controller"}}"#)
-        .unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(2), "{:?} {stdout}", out.status);
+    let event = br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ssh atlas journalctl -u mesh-controller"}}"#;
+    let (code, stdout) = spawned_hook(&mut command, event);
+    assert_eq!(code, Some(2), "{stdout}");
     assert!(stdout.contains("\"deny\""), "{stdout}");
 }
