@@ -37,28 +37,41 @@ fn layout(bytes: usize) -> Option<Layout> {
     Layout::from_size_align(bytes.checked_add(HEADER)?, HEADER).ok()
 }
 
+/// The allocation behind a block handed out, and the layout it was allocated with.
+///
 /// SAFETY: `block` came from `malloc` or `realloc` here and is live.
-unsafe fn header(block: *mut c_void) -> (*mut u8, usize) {
+unsafe fn allocation(block: *mut c_void) -> (*mut u8, Layout) {
     // SAFETY: the header is the 16 bytes before every block handed out.
     let start = unsafe { block.cast::<u8>().sub(HEADER) };
-    // SAFETY: as above; it holds the block's size.
-    (start, unsafe { start.cast::<usize>().read() })
+    // SAFETY: as above; it holds the block's size, which `layout` took when allocating.
+    let bytes = unsafe { start.cast::<usize>().read() };
+    // SAFETY: the same size and alignment made a valid layout then.
+    (start, unsafe {
+        Layout::from_size_align_unchecked(bytes + HEADER, HEADER)
+    })
+}
+
+/// The block to hand SQLite from an allocation of `layout`, its size written before it; null
+/// stays null.
+///
+/// SAFETY: `start` is null or a live allocation of `layout`.
+unsafe fn hand_out(start: *mut u8, layout: Layout) -> *mut c_void {
+    if start.is_null() {
+        return start.cast();
+    }
+    // SAFETY: the allocation is 16-aligned and holds the header and the block.
+    unsafe {
+        start.cast::<usize>().write(layout.size() - HEADER);
+        start.add(HEADER).cast()
+    }
 }
 
 unsafe extern "C" fn malloc(bytes: c_int) -> *mut c_void {
     let Some(layout) = usize::try_from(bytes).ok().and_then(layout) else {
         return std::ptr::null_mut();
     };
-    // SAFETY: the layout is at least 16 bytes.
-    let start = unsafe { alloc::alloc(layout) };
-    if start.is_null() {
-        return start.cast();
-    }
-    // SAFETY: the block is 16-aligned and holds the header and `bytes` more.
-    unsafe {
-        start.cast::<usize>().write(layout.size() - HEADER);
-        start.add(HEADER).cast()
-    }
+    // SAFETY: the layout is at least 16 bytes; the allocation is of it.
+    unsafe { hand_out(alloc::alloc(layout), layout) }
 }
 
 unsafe extern "C" fn free(block: *mut c_void) {
@@ -67,11 +80,8 @@ unsafe extern "C" fn free(block: *mut c_void) {
     }
     // SAFETY: SQLite frees only what its `xMalloc`/`xRealloc` returned.
     unsafe {
-        let (start, bytes) = header(block);
-        alloc::dealloc(
-            start,
-            Layout::from_size_align_unchecked(bytes + HEADER, HEADER),
-        );
+        let (start, layout) = allocation(block);
+        alloc::dealloc(start, layout);
     }
 }
 
@@ -86,14 +96,8 @@ unsafe extern "C" fn realloc(block: *mut c_void, bytes: c_int) -> *mut c_void {
     // SAFETY: SQLite reallocates only what its `xMalloc`/`xRealloc` returned; the old layout
     // is the one it was allocated with, and the new size is non-zero and fits a layout.
     unsafe {
-        let (start, old) = header(block);
-        let old = Layout::from_size_align_unchecked(old + HEADER, HEADER);
-        let start = alloc::realloc(start, old, new.size());
-        if start.is_null() {
-            return start.cast();
-        }
-        start.cast::<usize>().write(new.size() - HEADER);
-        start.add(HEADER).cast()
+        let (start, old) = allocation(block);
+        hand_out(alloc::realloc(start, old, new.size()), new)
     }
 }
 
@@ -102,11 +106,12 @@ unsafe extern "C" fn size(block: *mut c_void) -> c_int {
         return 0;
     }
     // SAFETY: SQLite asks only about what its `xMalloc`/`xRealloc` returned.
-    let (_, bytes) = unsafe { header(block) };
-    c_int::try_from(bytes).unwrap_or(c_int::MAX)
+    let (_, layout) = unsafe { allocation(block) };
+    c_int::try_from(layout.size() - HEADER).unwrap_or(c_int::MAX)
 }
 
-/// SQLite's own rounding (to 8 bytes), so its accounting matches what `xSize` reports.
+/// SQLite's own rounding (to 8 bytes): the sizes SQLite then asks for are the ones it would
+/// ask `malloc` for.
 unsafe extern "C" fn roundup(bytes: c_int) -> c_int {
     bytes.checked_add(7).map_or(bytes, |b| b & !7)
 }
