@@ -144,7 +144,9 @@ impl Drop for Sandbox {
     }
 }
 
-fn setup(owner: (u32, u32)) -> Sandbox {
+/// The sandbox with a root-owned copy of the CLI the agent's user runs: the checkout (and
+/// the CLI in its `node_modules`) may sit under a directory that user cannot enter.
+fn setup(owner: (u32, u32), cli: &Path) -> (Sandbox, PathBuf) {
     let dir = std::env::temp_dir().join(format!("mesh-guard-hardened-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     let sandbox = Sandbox { dir };
@@ -174,7 +176,11 @@ fn setup(owner: (u32, u32)) -> Sandbox {
     )
     .unwrap();
     fs::set_permissions(&ssh, fs::Permissions::from_mode(0o755)).unwrap();
-    sandbox
+    // The package's `claude` is a link to its native binary, which stands alone.
+    let cli_copy = sandbox.path("sys/bin/claude");
+    fs::copy(fs::canonicalize(cli).unwrap(), &cli_copy).unwrap();
+    fs::set_permissions(&cli_copy, fs::Permissions::from_mode(0o755)).unwrap();
+    (sandbox, cli_copy)
 }
 
 /// Runs `claude -p` as the agent's user against a model that makes `calls`.
@@ -235,7 +241,7 @@ fn the_agents_user_cannot_switch_a_hardened_install_off() {
         return;
     };
     let owner = agent_user();
-    let sandbox = setup(owner);
+    let (sandbox, cli) = setup(owner, &cli);
     let bin = sandbox.path("sys/bin/mesh-guard");
 
     // The operator's install, as root.

@@ -368,9 +368,13 @@ fn a_user_with_no_home_anywhere_still_gets_an_answer() {
     }
     let cwd = tempfile::tempdir().unwrap();
     std::fs::set_permissions(cwd.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let mut command = std::process::Command::new(BIN);
+    // The checkout may sit where only its owner may enter (`/root`, a 0700 home): the
+    // other user runs copies of the binary and the catalog from a directory it can reach.
+    let reachable = reachable_by_every_user(&[std::path::Path::new(BIN), &example_catalog()]);
+    let (bin, catalog) = (&reachable.files[0], &reachable.files[1]);
+    let mut command = std::process::Command::new(bin);
     command
-        .args(["--catalog", example_catalog().to_str().unwrap(), "hook"])
+        .args(["--catalog", catalog.to_str().unwrap(), "hook"])
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .current_dir(cwd.path());

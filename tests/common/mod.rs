@@ -42,6 +42,43 @@ impl Scratch {
     }
 }
 
+/// Copies of `files` in a fresh directory every user may enter and read, for a test that
+/// runs them as another user: the checkout itself may sit under a directory only its owner
+/// may enter. Panics, naming the directory, when the system's temporary directory is itself
+/// out of others' reach (there the test cannot check what it is for).
+pub struct Reachable {
+    pub files: Vec<PathBuf>,
+    _dir: tempfile::TempDir,
+}
+
+pub fn reachable_by_every_user(files: &[&Path]) -> Reachable {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("mesh-guard-reachable-")
+        .tempdir()
+        .expect("scratch dir");
+    for ancestor in dir.path().ancestors().skip(1) {
+        let mode = std::fs::metadata(ancestor).map_or(0, |m| m.permissions().mode());
+        assert!(
+            mode & 0o001 != 0,
+            "{} is closed to other users (mode {:o}): set TMPDIR to a directory they may enter",
+            ancestor.display(),
+            mode & 0o777
+        );
+    }
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let files = files
+        .iter()
+        .map(|file| {
+            let copy = dir.path().join(file.file_name().expect("a file name"));
+            std::fs::copy(file, &copy).expect("copy a file for another user");
+            std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+            copy
+        })
+        .collect();
+    Reachable { files, _dir: dir }
+}
+
 pub struct Output {
     pub code: i32,
     pub stdout: String,
