@@ -2,6 +2,9 @@
 //! agent receives it (the message, and the hook's JSON answer), against the unseen mesh
 //! (`tests/corpus/unseen/catalog.toml`). `UPDATE_GOLDEN=1 cargo test --test golden`
 //! rewrites `tests/golden/*.txt` and `*.json`; review the diff before committing it.
+//! Issue 30 adds the `reel` mesh (`tests/golden/reel/`): a case for each placeholder kind
+//! and for each way a fill went wrong, and the other surfaces (`search`, MCP `mesh_search`,
+//! `instead-of`, the session-start table) held to the refusal's own tools.
 
 mod common;
 use common::*;
@@ -100,7 +103,108 @@ const CASES: &[(&str, &str, Option<&str>, Option<&str>)] = &[
         None,
         Some("tests/golden/broken-rules"),
     ),
+    // Issue 30: everything the command determines is filled, on the `reel` mesh, whose
+    // modules name their machines by alias, in another case, by pattern, or not at all.
+    (
+        "reel-unit-module-over-ssh",
+        "ssh ops@bastion journalctl -u reel-web -n 100",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-unit-module-machine-option",
+        "journalctl -M render -u reel-transcode",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-unit-module-named-in-another-case",
+        "ssh render.reel.lan journalctl -u reel-transcode.service",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-module-without-machines",
+        "ssh encoder journalctl -u reel-ingest",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-jump-host-is-not-the-destination",
+        "ssh -J bastion render nvidia-smi",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-proxyjump-is-not-the-destination",
+        "ssh -o ProxyJump=ops@bastion:22 render.reel.lan nvidia-smi",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-blame-the-command-that-reaches",
+        "export DOCKER_HOST=ssh://root@encoder; docker logs -f ffmpeg-worker",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-pattern-machine-container",
+        "docker -H ssh://gpu-07 stop ffmpeg-worker",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-pattern-machine-unit",
+        "systemctl -H gpu-03 status reel-queue",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-kind-machine-command",
+        "ssh -p 2222 ops 'cd /srv/reel && git pull'",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-kind-module",
+        "docker logs reel-ingest",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-kind-module-of-its-own-tool",
+        "docker exec -it minio sh",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-kind-container",
+        "docker restart reel-nginx",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-kind-unit",
+        "ssh vault systemctl start reel-archive.timer",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-kind-source-path",
+        "scp cut.mp4 render:/srv/in/",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-kind-other-stays",
+        "ssh vault restic restore latest",
+        Some(REEL),
+        None,
+    ),
 ];
+
+/// The `reel` mesh of issue 30.
+const REEL: &str = "tests/golden/reel/catalog.toml";
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -227,4 +331,77 @@ fn session_start_warns_when_the_catalog_is_broken() {
         out.stderr
     );
     assert!(out.stdout.contains("tell the operator"), "{}", out.stdout);
+}
+
+/// The first tool a refusal names: its usage, between the first pair of backquotes.
+fn first_usage(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("Use the mesh's own tool instead: `")?;
+    rest.split('`').next()
+}
+
+/// `search`, MCP `mesh_search` and the refusal answer each `reel` case with the same tools,
+/// filled the same: one ranking, one fill (issue 30). `search`'s text is golden too.
+#[test]
+fn every_surface_names_the_refusals_tools() {
+    let dir = Scratch::new("golden-surfaces");
+    let catalog = repo().join(REEL);
+    let env = vec![
+        ("MESH_GUARD_CATALOG", catalog.to_string_lossy().into_owned()),
+        (
+            "MESH_GUARD_DB",
+            dir.path("a.db").to_string_lossy().into_owned(),
+        ),
+        (
+            "HOME",
+            repo()
+                .join("tests/corpus/unseen/fixtures/home-plain")
+                .to_string_lossy()
+                .into_owned(),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, command, _, _) in CASES.iter().filter(|c| c.2 == Some(REEL)) {
+        let refused = call_env(&["hook"], &env, &bash_event(command));
+        let message = claude_denial(&refused.stdout);
+        let searched = call_env(&["search", command], &env, b"");
+        check_golden(
+            &repo().join(format!("tests/golden/reel/{name}.search.txt")),
+            &searched.stdout,
+            &mut failures,
+        );
+        let usages: Vec<&str> = searched
+            .stdout
+            .lines()
+            .filter_map(|l| l.split('\t').next())
+            .collect();
+        assert_eq!(
+            first_usage(&message),
+            usages.first().copied().filter(|_| searched.code == 0),
+            "{name}: the refusal and `search` name the same first tool\n{message}\n{}",
+            searched.stdout
+        );
+        let json = call_env(&["search", "--json", command], &env, b"");
+        let json: serde_json::Value = serde_json::from_str(&json.stdout).expect(&json.stdout);
+        let request = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "mesh_search", "arguments": {"command": command}}});
+        let mcp = call_env(&["mcp"], &env, format!("{request}\n").as_bytes());
+        let answer: serde_json::Value = serde_json::from_str(mcp.stdout.trim()).expect(&mcp.stdout);
+        assert_eq!(
+            answer["result"]["structuredContent"]["tools"], json["tools"],
+            "{name}: MCP `mesh_search` answers as `search --json`"
+        );
+    }
+    let table = call_env(&["instead-of"], &env, b"");
+    check_golden(
+        &repo().join("tests/golden/reel/instead-of.md"),
+        &table.stdout,
+        &mut failures,
+    );
+    let start = call_env(&["session-start"], &env, b"{}");
+    check_golden(
+        &repo().join("tests/golden/reel/session-start.json"),
+        &start.stdout,
+        &mut failures,
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
