@@ -268,6 +268,18 @@ impl Catalog {
         self.lookup().module_entry(name)
     }
 
+    /// Whether the catalog says `module` runs on `machine` (a machine's name as a refusal
+    /// gives it: the catalog's name, or a host a `[[machine]] pattern` matches).
+    pub fn runs_on(&self, module: &ModuleEntry, machine: &str) -> bool {
+        let listed = |name: &str| module.machines.iter().any(|m| m == name);
+        listed(machine)
+            || self
+                .ranges()
+                .patterns
+                .matching(&normalize_host(machine))
+                .any(listed)
+    }
+
     /// Tools in catalog order: each module's own tools, then the seat verbs, as written.
     /// From the cache this reads every tool: the decision uses `tools_named_by`.
     pub fn tools(&self) -> &[ToolEntry] {

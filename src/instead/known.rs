@@ -40,7 +40,7 @@ impl Known {
         self.values
             .get(&Placeholder::Machine)
             .zip(catalog.module_entry(module))
-            .is_some_and(|(machine, entry)| entry.machines.iter().any(|m| m == machine))
+            .is_some_and(|(machine, entry)| catalog.runs_on(&entry, machine))
     }
 
     /// What the refusal found, then what the command's other words name (`ssh atlas
@@ -84,11 +84,12 @@ impl Known {
                 Some(MeshObject::Module { name }) => (None, name),
                 _ => continue,
             };
-            // On a machine the module does not run on, the name is that machine's own.
+            // On a machine the module does not run on, the name is that machine's own; a
+            // module that names no machine may run on any.
             let fits = machine.as_ref().is_none_or(|m| {
                 catalog
                     .module_entry(module)
-                    .is_some_and(|e| e.machines.iter().any(|x| x == m))
+                    .is_some_and(|e| e.machines.is_empty() || catalog.runs_on(&e, m))
             });
             if !fits {
                 continue;

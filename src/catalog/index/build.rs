@@ -152,6 +152,16 @@ pub(crate) fn build(
             b.errors.push(error);
         }
     }
+    // A module may name its machines by alias or in another case: it runs on the machine
+    // whose name the refusal gives, so the entry keeps that name.
+    let index = &mut b.catalog;
+    for module in &mut index.modules {
+        for machine in &mut module.machines {
+            if let Some(&i) = index.machine_by_name.get(&normalize_host(machine)) {
+                machine.clone_from(&index.machines[i]);
+            }
+        }
+    }
     if !b.errors.is_empty() {
         if !b.duplicates.is_empty() {
             say_first_definitions(sources, &mut b.errors, &b.duplicates);

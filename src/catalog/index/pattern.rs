@@ -38,9 +38,11 @@ impl Patterns {
 
     /// Whether a normalized host name is one of the schemes' names.
     pub(crate) fn matches(&self, host: &str) -> bool {
-        if self.list.is_empty() {
-            return false;
-        }
+        self.matching(host).next().is_some()
+    }
+
+    /// The catalog names of the machines whose scheme a normalized host name matches.
+    pub(crate) fn matching<'a>(&'a self, host: &'a str) -> impl Iterator<Item = &'a str> {
         let compiled = self.compiled.get_or_init(|| {
             self.list
                 .iter()
@@ -51,7 +53,9 @@ impl Patterns {
         // decision fails closed on a name it cannot rule out.
         compiled
             .iter()
-            .any(|re| re.as_ref().is_none_or(|re| re.is_match(host)))
+            .zip(&self.list)
+            .filter(move |(re, _)| re.as_ref().is_none_or(|re| re.is_match(host)))
+            .map(|(_, (_, machine))| machine.as_str())
     }
 }
 
