@@ -72,9 +72,7 @@ fn decide_once(
     let (instead, message) = match &decision {
         Decision::Refuse(refusal) => {
             let instead = match catalog.get() {
-                Ok(c) if is_mesh_rule(refusal.rule) || refusal.unknown.is_some() => {
-                    suggestions(c, refusal)
-                }
+                Ok(c) => instead::for_refusal(c, refusal, 3),
                 _ => Vec::new(),
             };
             let message = message::render(refusal, &instead);
@@ -88,17 +86,6 @@ fn decide_once(
         message,
         consulted_guard_files: protected.consulted(),
     }
-}
-
-fn is_mesh_rule(rule: Rule) -> bool {
-    matches!(
-        rule,
-        Rule::RemoteAccess | Rule::RemoteDaemon | Rule::MeshContainer | Rule::MeshUnit
-    )
-}
-
-pub fn suggestions(catalog: &Catalog, refusal: &Refusal) -> Vec<Suggestion> {
-    instead::rank_refusal(catalog, refusal, 3)
 }
 
 /// The refusal for what went wrong before a decision could be made.

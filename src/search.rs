@@ -1,10 +1,10 @@
 //! "Which mesh tool replaces this shell command?": the one answer `mesh-guard search` prints
 //! and the MCP tool `mesh_search` returns. The command is decided first, exactly as the hook
-//! would, so the usages come out filled as a refusal fills them (module, machine, remote
-//! command); the ranking is `instead::rank`, the refusal's own.
+//! would (the same disk, the same catalog), and its tools are the refusal's own
+//! (`instead::for_refusal`): the same ranking, the same fills.
 
 use crate::catalog::{Catalog, LazyCatalog};
-use crate::decide::{Decision, Guard, Protected, Rule};
+use crate::decide::{Decision, Guard, Protected};
 use crate::instead::{self, Known, Suggestion};
 use crate::rules::Rules;
 use serde_json::{Value, json};
@@ -20,23 +20,29 @@ pub enum Answer {
     Nothing,
 }
 
-/// The search's answer for `source` (a shell command), or why there is none (not shell words).
-pub fn search(catalog: &Catalog, rules: &Rules, source: &str) -> Result<Answer, String> {
+/// The search's answer for `source` (a shell command), decided with what `protected` says
+/// of the disk, or why there is none (not shell words).
+pub fn search(
+    catalog: &Catalog,
+    rules: &Rules,
+    protected: &Protected,
+    source: &str,
+) -> Result<Answer, String> {
     let lazy = LazyCatalog::ready(catalog.clone());
-    let protected = Protected::default();
     let guard = Guard {
         rules,
         catalog: &lazy,
-        protected: &protected,
+        protected,
     };
     let (found, refused) = match guard.decide(source) {
-        Decision::Refuse(refusal) if is_mesh_rule(refusal.rule) => (
-            instead::rank_refusal(catalog, &refusal, usize::MAX),
+        Decision::Refuse(refusal) if instead::is_replaceable(&refusal) => (
+            instead::for_refusal(catalog, &refusal, usize::MAX),
             Some(refusal.shape),
         ),
         decision => match shell_words::split(source) {
-            // Refused for another reason (unverifiable, the override): still not a command
-            // to run, so a tool is wanted for what it does.
+            // Refused for another reason (self-protection, the override): still not a
+            // command to run, so a tool is wanted for what it does; it names no mesh object
+            // the refusal resolved, so nothing is filled.
             Ok(words) => {
                 let refused = matches!(decision, Decision::Refuse(_))
                     .then(|| words.first().cloned().unwrap_or_default());
@@ -56,13 +62,6 @@ pub fn search(catalog: &Catalog, rules: &Rules, source: &str) -> Result<Answer, 
         },
         None => Answer::Nothing,
     })
-}
-
-fn is_mesh_rule(rule: Rule) -> bool {
-    matches!(
-        rule,
-        Rule::RemoteAccess | Rule::RemoteDaemon | Rule::MeshContainer | Rule::MeshUnit
-    )
 }
 
 impl Answer {

@@ -268,6 +268,11 @@ impl Catalog {
         self.lookup().module_entry(name)
     }
 
+    /// Whether `name` is a `[[machine]] pattern`'s: a scheme of names, not one host.
+    pub fn is_pattern_machine(&self, name: &str) -> bool {
+        self.ranges().patterns.list.iter().any(|(_, m)| m == name)
+    }
+
     /// Whether the catalog says `module` runs on `machine` (a machine's name as a refusal
     /// gives it: the catalog's name, or a host a `[[machine]] pattern` matches).
     pub fn runs_on(&self, module: &ModuleEntry, machine: &str) -> bool {

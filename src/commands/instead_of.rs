@@ -26,33 +26,28 @@ pub fn run(paths: &Paths, format: TableFormat, mcp: bool) -> i32 {
 /// Under the table, where the agent has the MCP server.
 pub const INSTEAD_OF_SEARCH: &str = "For a command not in this table, ask the MCP tool `mesh_search`: it names the mesh tool that replaces a shell command, usage filled in.";
 
-/// The "instead of" table: every `replaces` shape → the tool and its usage.
+/// The "instead of" table: every `replaces` shape → the tool and its usage, filled as a
+/// refusal fills it (`instead::table`).
 pub fn instead_of_table(catalog: &Catalog, format: TableFormat) -> String {
-    let rows: Vec<(&str, &str, &str)> = catalog
-        .tools()
-        .iter()
-        .flat_map(|t| {
-            t.replaces
-                .iter()
-                .map(move |r| (r.as_str(), t.name.as_str(), t.usage.as_str()))
-        })
-        .collect();
+    let rows = crate::instead::table(catalog);
     match format {
         TableFormat::Json => {
             let list: Vec<_> = rows
                 .iter()
-                .map(|(r, t, u)| serde_json::json!({"instead_of": r, "tool": t, "usage": u}))
+                .map(|r| {
+                    serde_json::json!({"instead_of": r.instead_of, "tool": r.tool, "usage": r.usage})
+                })
                 .collect();
             format!("{}\n", serde_json::Value::Array(list))
         }
         TableFormat::Markdown => {
             let mut out = String::from("| instead of | use | tool |\n|---|---|---|\n");
-            for (r, t, u) in rows {
+            for r in rows {
                 out.push_str(&format!(
                     "| `{}` | `{}` | {} |\n",
-                    r.replace('|', "\\|"),
-                    u.replace('|', "\\|"),
-                    t
+                    r.instead_of.replace('|', "\\|"),
+                    r.usage.replace('|', "\\|"),
+                    r.tool
                 ));
             }
             out

@@ -137,7 +137,8 @@ impl Server<'_> {
             Ok(loaded) => loaded,
             Err(why) => return tool_error(&why),
         };
-        match search::search(&catalog, &rules, command) {
+        let protected = self.paths.protected(std::env::current_dir().ok());
+        match search::search(&catalog, &rules, &protected, command) {
             Ok(answer) => {
                 let structured = answer.to_json(command);
                 let text = match &answer {

@@ -97,7 +97,11 @@ impl Guard<'_> {
                     elsewhere: false,
                 };
                 let shape = format!("export {name}=<{}>", role.placeholder());
+                let before = walk.candidates.len();
                 self.candidate(role, value.clone(), &cx, shape, walk);
+                for c in &mut walk.candidates[before..] {
+                    c.route = true;
+                }
             }
         }
     }

@@ -44,9 +44,10 @@ impl Guard<'_> {
 
     /// With the catalog: the first candidate that reaches the mesh is refused.
     pub(super) fn judge(&self, catalog: &Catalog, source: &str, mut walk: Walk) -> Decision {
-        // A route's selection (`docker context use X`) is refused after the commands that use
-        // it: theirs is the work a mesh tool replaces.
-        walk.candidates.sort_by_key(|c| c.route);
+        // A route's selection (`docker context use X`, `export DOCKER_HOST=…`) is refused
+        // after the commands that use it, and a jump host after the destination: theirs is
+        // the work a mesh tool replaces, on the machine it runs on.
+        walk.candidates.sort_by_key(|c| (c.route, is_hop(c)));
         let mut forge = None;
         let mut unknown = None;
         for c in &walk.candidates {
@@ -144,6 +145,16 @@ impl Guard<'_> {
             None => Decision::Pass(PassReason::NotMesh),
         }
     }
+}
+
+/// A host a connection only passes through on its way (`-J bastion`, `-o ProxyJump=…`).
+fn is_hop(c: &super::Candidate) -> bool {
+    use crate::rules::Role;
+    c.role == Role::Jump
+        || (c.role == Role::SshOption
+            && c.value
+                .get(..10)
+                .is_some_and(|key| key.eq_ignore_ascii_case("proxyjump=")))
 }
 
 /// The refusal of a candidate whose target is (or is named with) `object`: the command as

@@ -226,8 +226,9 @@ struct Candidate {
     /// Found among another program's arguments (`pkexec ssh atlas`): it counts only if it
     /// reaches the mesh, never for what it leaves unknown.
     speculative: bool,
-    /// It only selects a route later commands use (`docker context use X`): the commands
-    /// that use it are refused first, for their tools.
+    /// It only selects a route later commands use (`docker context use X`, `export
+    /// DOCKER_HOST=…`), or is a host the connection passes through on its way (a jump): the
+    /// commands that use it, and the destination, are refused first, for their tools.
     route: bool,
 }
 

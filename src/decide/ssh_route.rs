@@ -74,7 +74,9 @@ impl Guard<'_> {
         if route.hosts.contains(&Value::Unknown) {
             walk.flows.extend(route.possible);
         }
-        for host in route.hosts {
+        // The hosts are the jumps, then the destination: a jump only passes the connection on.
+        let destination_at = route.hosts.len().saturating_sub(1);
+        for (at, host) in route.hosts.into_iter().enumerate() {
             let value = match host {
                 Value::Known(h) if h.eq_ignore_ascii_case(typed) => continue,
                 Value::Known(h) => match user {
@@ -94,7 +96,7 @@ impl Guard<'_> {
                 command_written: cx.command.written.clone(),
                 carried: cx.carried.clone(),
                 speculative: walk.speculative > 0,
-                route: false,
+                route: at < destination_at,
             });
         }
         for source in route.commands {

@@ -112,19 +112,35 @@ impl Known {
             );
         }
         known.copy_ends(refusal);
-        // A module on a single machine: its containers and units are on that machine.
-        if let Some(module) = known
+        known.single_machine(catalog);
+        known
+    }
+
+    /// What a tool alone determines, for the "instead of" table: a module's own tool knows
+    /// its module, and its machine when the module runs on one.
+    pub fn of_tool(catalog: &Catalog, tool: &ToolEntry) -> Known {
+        let mut known = Known::default();
+        if let Some(module) = &tool.module {
+            known.values.insert(Placeholder::Module, module.clone());
+            known.single_machine(catalog);
+        }
+        known
+    }
+
+    /// A module on a single machine: its containers and units are on that machine (a
+    /// pattern machine is many hosts: which one is not known).
+    fn single_machine(&mut self, catalog: &Catalog) {
+        if let Some(module) = self
             .values
             .get(&Placeholder::Module)
             .and_then(|m| catalog.module_entry(m))
             && let [only] = module.machines.as_slice()
+            && !catalog.is_pattern_machine(only)
         {
-            known
-                .values
+            self.values
                 .entry(Placeholder::Machine)
                 .or_insert_with(|| only.clone());
         }
-        known
     }
 
     /// `scp SOURCE… HOST:PATH`: what is copied, and the path it goes to.

@@ -13,7 +13,7 @@ pub use placeholder::Placeholder;
 
 use crate::argv::base_name;
 use crate::catalog::{Catalog, ToolEntry};
-use crate::decide::{Refusal, target::machine_in};
+use crate::decide::{Refusal, Rule, target::machine_in};
 
 /// One tool to use instead, its usage filled in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,14 +35,60 @@ struct Score {
     order: std::cmp::Reverse<usize>,
 }
 
+/// The tools for a refusal, best first (up to `limit`), as every surface names them: the
+/// hook's refusal, `check`, `search` and MCP `mesh_search`. Only a refusal of what the mesh
+/// has tools for (its machines, daemons, containers and units, or a target that may be one
+/// of them) has any.
+pub fn for_refusal(catalog: &Catalog, refusal: &Refusal, limit: usize) -> Vec<Suggestion> {
+    if is_replaceable(refusal) {
+        rank_refusal(catalog, refusal, limit)
+    } else {
+        Vec::new()
+    }
+}
+
+/// Whether a mesh tool may replace what was refused.
+pub fn is_replaceable(refusal: &Refusal) -> bool {
+    refusal.unknown.is_some()
+        || matches!(
+            refusal.rule,
+            Rule::RemoteAccess | Rule::RemoteDaemon | Rule::MeshContainer | Rule::MeshUnit
+        )
+}
+
 /// The best tools (up to `limit`) for a refusal, best first.
-pub fn rank_refusal(catalog: &Catalog, refusal: &Refusal, limit: usize) -> Vec<Suggestion> {
+fn rank_refusal(catalog: &Catalog, refusal: &Refusal, limit: usize) -> Vec<Suggestion> {
     let known = Known::from_command(catalog, refusal);
     let forms = forms::forms(
         refusal,
         known.get(&Placeholder::Machine).map(String::as_str),
     );
     rank_forms(catalog, &forms, &known, limit)
+}
+
+/// A row of the "instead of" table: a `replaces` shape and the tool for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub instead_of: String,
+    pub tool: String,
+    /// Filled with what the tool alone determines (`Known::of_tool`), as a refusal fills it.
+    pub usage: String,
+}
+
+/// The "instead of" table: every `replaces` shape, in catalog order (module tools first,
+/// the order ranking breaks ties in).
+pub fn table(catalog: &Catalog) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for tool in catalog.tools() {
+        let known = Known::of_tool(catalog, tool);
+        let usage = fill::fill_known(&tool.usage, &|p| known.value(p, tool));
+        rows.extend(tool.replaces.iter().map(|shape| Row {
+            instead_of: shape.clone(),
+            tool: tool.name.clone(),
+            usage: usage.clone(),
+        }));
+    }
+    rows
 }
 
 /// The best tools (up to `limit`) for a command's words, best first.
@@ -70,7 +116,7 @@ fn rank_forms(
         for entry in &tool.replaces {
             for form in forms {
                 if let Some((score, bindings)) =
-                    match_entry(catalog, entry, form, &tool, order, known.any_target)
+                    match_entry(catalog, entry, form, &tool, order, known)
                     && top.as_ref().is_none_or(|(s, _)| score > *s)
                 {
                     let values = |p: &Placeholder| {
@@ -104,7 +150,7 @@ fn match_entry(
     words: &[String],
     tool: &ToolEntry,
     order: usize,
-    any_target: bool,
+    known: &Known,
 ) -> Option<(Score, Vec<(Placeholder, String)>)> {
     let mut shape = entry.split_whitespace();
     let program = shape.next()?;
@@ -124,10 +170,14 @@ fn match_entry(
         let found = rest.by_ref().find_map(|word| match &placeholder {
             None => (word == want).then_some(None),
             // A target that cannot be known may be any mesh object: it matches, unbound.
-            Some(kind) if any_target && word.contains(crate::shell::UNKNOWN) => {
+            Some(kind) if known.any_target && word.contains(crate::shell::UNKNOWN) => {
                 kind.is_object().then_some(None)
             }
-            Some(kind) => placeholder_value(catalog, kind, word).map(|v| Some((kind.clone(), v))),
+            // What the refusal knows an object to be is what the shape's word must name:
+            // `ssh -J bastion render` runs on `render`, not on the jump host.
+            Some(kind) => placeholder_value(catalog, kind, word)
+                .filter(|v| !kind.is_object() || known.value(kind, tool).is_none_or(|k| k == *v))
+                .map(|v| Some((kind.clone(), v))),
         })?;
         if let Some((kind, value)) = found
             && !bindings.iter().any(|(k, _)| *k == kind)
