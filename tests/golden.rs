@@ -160,6 +160,18 @@ const CASES: &[(&str, &str, Option<&str>, Option<&str>)] = &[
         None,
     ),
     (
+        "reel-unit-in-an-option-value",
+        "journalctl --machine=render --unit=reel-transcode.service",
+        Some(REEL),
+        None,
+    ),
+    (
+        "reel-unit-and-container-of-one-name",
+        "systemctl --host=ops status reel-web",
+        Some(REEL),
+        None,
+    ),
+    (
         "reel-kind-machine-command",
         "ssh -p 2222 ops 'cd /srv/reel && git pull'",
         Some(REEL),

@@ -251,6 +251,8 @@ fn search_ranks_and_says_why() {
     assert!(out.stdout.contains("one must be created"));
 }
 
+/// The table fills what each tool alone determines, as a refusal would (issue 30): a
+/// module's own tool knows its module.
 #[test]
 fn instead_of_table_in_markdown_and_json() {
     let env = [("MESH_GUARD_CATALOG", example_catalog())];
@@ -263,7 +265,7 @@ fn instead_of_table_in_markdown_and_json() {
     );
     assert!(
         md.stdout
-            .contains("| `docker exec <container> psql` | `mesh db shell <module>` | db_shell |"),
+            .contains("| `docker exec <container> psql` | `mesh db shell postgres` | db_shell |"),
         "{}",
         md.stdout
     );

@@ -240,7 +240,7 @@ fn instead_of_table_as_a_tool() {
     assert!(
         rows.iter()
             .any(|r| r["instead_of"] == "docker exec <container> psql"
-                && r["usage"] == "mesh db shell <module>")
+                && r["usage"] == "mesh db shell postgres")
     );
     let text = result["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("| instead of | use | tool |"), "{text}");

@@ -142,12 +142,17 @@ fn mesh(rng: &mut XorShift) -> Mesh {
                 written.push(format!("{as_written:?}"));
             }
         }
-        let containers: Vec<String> = (0..1 + rng.below(2))
+        let mut containers: Vec<String> = (0..1 + rng.below(2))
             .map(|i| format!("{name}-c{i}"))
             .collect();
-        let units: Vec<String> = (0..1 + rng.below(2))
+        let mut units: Vec<String> = (0..1 + rng.below(2))
             .map(|i| format!("{name}-u{i}.service"))
             .collect();
+        // A container and the unit that runs it, under one name.
+        if rng.below(2) == 0 {
+            containers[0] = format!("{name}-svc");
+            units[0] = format!("{name}-svc.service");
+        }
         let quoted = |v: &[String]| {
             v.iter()
                 .map(|s| format!("{s:?}"))
@@ -269,7 +274,7 @@ fn case(rng: &mut XorShift, mesh: &Mesh) -> Case {
     let on_machine = |d: &mut HashMap<&'static str, String>| {
         d.insert("machine", machine.clone());
     };
-    let command = match rng.below(11) {
+    let command = match rng.below(12) {
         0 => {
             on_machine(&mut determined);
             determined.insert("unit", unit_named.clone());
@@ -279,7 +284,11 @@ fn case(rng: &mut XorShift, mesh: &Mesh) -> Case {
         1 => {
             on_machine(&mut determined);
             determined.insert("unit", unit_named.clone());
-            format!("journalctl -M {bare_host} -u {unit_named}")
+            if rng.below(2) == 0 {
+                format!("journalctl -M {bare_host} -u {unit_named}")
+            } else {
+                format!("journalctl --machine={bare_host} --unit={unit_named}")
+            }
         }
         2 => {
             on_machine(&mut determined);
@@ -332,11 +341,17 @@ fn case(rng: &mut XorShift, mesh: &Mesh) -> Case {
             single_machine(mesh, module, &mut determined);
             format!("docker exec -it {container} sh")
         }
-        _ => {
+        10 => {
             on_machine(&mut determined);
             determined.insert("container", container.clone());
             determined.insert("command", format!("docker stop {container}"));
             format!("ssh {host} docker stop {container}")
+        }
+        _ => {
+            on_machine(&mut determined);
+            determined.insert("unit", unit_named.clone());
+            determined.insert("command", format!("'sudo systemctl restart {unit_named}'"));
+            format!("ssh {host} 'sudo systemctl restart {unit_named}'")
         }
     };
     Case {

@@ -7,6 +7,9 @@ use crate::catalog::{Catalog, MeshObject, ToolEntry};
 use crate::decide::Refusal;
 use crate::shell::quote;
 
+/// systemd's programs: a name they are given is a unit's before a container's.
+const UNIT_PROGRAMS: [&str; 4] = ["systemctl", "journalctl", "service", "systemd-run"];
+
 /// What the refusal knows.
 #[derive(Debug, Clone, Default)]
 pub struct Known {
@@ -49,61 +52,79 @@ impl Known {
     pub fn from_command(catalog: &Catalog, refusal: &Refusal) -> Known {
         let mut known = Known::from_refusal(refusal);
         let machine = known.values.get(&Placeholder::Machine).cloned();
-        let words = refusal.command.iter().chain(refusal.runs.iter().flatten());
-        // A target that cannot be known: what the command names elsewhere is not it.
-        let words = words.filter(|_| refusal.unknown.is_none());
-        // The carried command's words are also the command's (`ssh m journalctl -u x`): a
-        // word met again names what it named the first time, and is not looked up again.
+        // The command up to what it carries, as its family's program, then each command it
+        // carries (`ssh m journalctl -u x`), or the carried words as they are.
+        let program = refusal.family.first().or(refusal.command.first());
+        let carried = refusal.command.len().saturating_sub(refusal.inner.len());
+        let runs = if refusal.runs.is_empty() {
+            std::slice::from_ref(&refusal.inner)
+        } else {
+            refusal.runs.as_slice()
+        };
+        let parts = std::iter::once((program, &refusal.command[..carried]))
+            .chain(runs.iter().map(|run| (run.first(), run.as_slice())))
+            // A target that cannot be known: what the command names elsewhere is not it.
+            .filter(|_| refusal.unknown.is_none());
+        // A word met again names what it named the first time, and is not looked up again.
         let mut seen = std::collections::HashSet::new();
-        for word in words.filter(|w| seen.insert(w.as_str())) {
-            // A word names a container first, else a unit, else a module, and sets only
-            // what is not set yet: the lookups from the first whose answer can no longer
-            // set anything on are left out (each is a record read from the cache).
-            let has = |p: &Placeholder| known.values.contains_key(p);
-            let module_set = has(&Placeholder::Module);
-            let asks = if !module_set {
-                3
-            } else if !has(&Placeholder::Unit) {
-                2
-            } else if !has(&Placeholder::Container) {
-                1
-            } else {
-                break;
-            };
-            let object = catalog
-                .container(word)
-                .or_else(|| (asks > 1).then(|| catalog.unit(word)).flatten())
-                .or_else(|| (asks > 2).then(|| catalog.module(word)).flatten());
-            let (name, module) = match &object {
-                Some(MeshObject::Container { name, module }) => {
-                    (Some((Placeholder::Container, name)), module)
-                }
-                Some(MeshObject::Unit { name, module }) => {
-                    (Some((Placeholder::Unit, name)), module)
-                }
-                Some(MeshObject::Module { name }) => (None, name),
-                _ => continue,
-            };
-            // On a machine the module does not run on, the name is that machine's own; a
-            // module that names no machine may run on any.
-            let fits = machine.as_ref().is_none_or(|m| {
-                catalog
-                    .module_entry(module)
-                    .is_some_and(|e| e.machines.is_empty() || catalog.runs_on(&e, m))
+        'parts: for (program, words) in parts {
+            // A name that is a container and a unit is the unit to systemd's programs.
+            let units_first =
+                program.is_some_and(|p| UNIT_PROGRAMS.contains(&crate::argv::base_name(p)));
+            // An option's or a match's value names what the word alone would: `--unit=x`,
+            // `_SYSTEMD_UNIT=x`.
+            let words = words.iter().flat_map(|w| {
+                std::iter::once(w.as_str()).chain(w.split_once('=').map(|(_, value)| value))
             });
-            if !fits {
-                continue;
-            }
-            if let Some((placeholder, name)) = name {
+            for word in words.filter(|w| seen.insert(*w)) {
+                // A word sets only what is not set yet: the lookups that can no longer set
+                // anything are left out (each is a record read from the cache).
+                let has = |p: &Placeholder| known.values.contains_key(p);
+                let module_set = has(&Placeholder::Module);
+                let want_container = !module_set || !has(&Placeholder::Container);
+                let want_unit = !module_set || !has(&Placeholder::Unit);
+                if !want_container && !want_unit {
+                    break 'parts;
+                }
+                let container = || want_container.then(|| catalog.container(word)).flatten();
+                let unit = || want_unit.then(|| catalog.unit(word)).flatten();
+                let object = if units_first {
+                    unit().or_else(container)
+                } else {
+                    container().or_else(unit)
+                }
+                .or_else(|| (!module_set).then(|| catalog.module(word)).flatten());
+                let (name, module) = match &object {
+                    Some(MeshObject::Container { name, module }) => {
+                        (Some((Placeholder::Container, name)), module)
+                    }
+                    Some(MeshObject::Unit { name, module }) => {
+                        (Some((Placeholder::Unit, name)), module)
+                    }
+                    Some(MeshObject::Module { name }) => (None, name),
+                    _ => continue,
+                };
+                // On a machine the module does not run on, the name is that machine's own; a
+                // module that names no machine may run on any.
+                let fits = machine.as_ref().is_none_or(|m| {
+                    catalog
+                        .module_entry(module)
+                        .is_some_and(|e| e.machines.is_empty() || catalog.runs_on(&e, m))
+                });
+                if !fits {
+                    continue;
+                }
+                if let Some((placeholder, name)) = name {
+                    known
+                        .values
+                        .entry(placeholder)
+                        .or_insert_with(|| name.clone());
+                }
                 known
                     .values
-                    .entry(placeholder)
-                    .or_insert_with(|| name.clone());
+                    .entry(Placeholder::Module)
+                    .or_insert_with(|| module.clone());
             }
-            known
-                .values
-                .entry(Placeholder::Module)
-                .or_insert_with(|| module.clone());
         }
         if !refusal.inner.is_empty() {
             known.values.insert(
