@@ -142,6 +142,12 @@ const CASES: &[(&str, &str, Option<&str>, Option<&str>)] = &[
         None,
     ),
     (
+        "reel-jump-to-elsewhere-has-no-tool",
+        "scp -J bastion cut.mp4 cdn.example.com:/in/",
+        Some(REEL),
+        None,
+    ),
+    (
         "reel-blame-the-command-that-reaches",
         "export DOCKER_HOST=ssh://root@encoder; docker logs -f ffmpeg-worker",
         Some(REEL),

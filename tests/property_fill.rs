@@ -234,6 +234,8 @@ fn mesh(rng: &mut XorShift) -> Mesh {
 struct Case {
     command: String,
     determined: HashMap<&'static str, String>,
+    /// Text no usage may hold: a jump host's name where the command runs elsewhere.
+    forbidden: Option<String>,
 }
 
 /// A machine for `module` to be reached on, as the catalog names it in a refusal and as
@@ -274,7 +276,8 @@ fn case(rng: &mut XorShift, mesh: &Mesh) -> Case {
     let on_machine = |d: &mut HashMap<&'static str, String>| {
         d.insert("machine", machine.clone());
     };
-    let command = match rng.below(12) {
+    let mut forbidden = None;
+    let command = match rng.below(13) {
         0 => {
             on_machine(&mut determined);
             determined.insert("unit", unit_named.clone());
@@ -347,6 +350,13 @@ fn case(rng: &mut XorShift, mesh: &Mesh) -> Case {
             determined.insert("command", format!("docker stop {container}"));
             format!("ssh {host} docker stop {container}")
         }
+        11 => {
+            // Through a mesh machine to a host outside the mesh: no tool runs there.
+            determined.clear();
+            determined.insert("command", "uptime".to_string());
+            forbidden = Some(machine.clone());
+            format!("ssh -J {host} cdn.example.com uptime")
+        }
         _ => {
             on_machine(&mut determined);
             determined.insert("unit", unit_named.clone());
@@ -357,6 +367,7 @@ fn case(rng: &mut XorShift, mesh: &Mesh) -> Case {
     Case {
         command,
         determined,
+        forbidden,
     }
 }
 
@@ -427,7 +438,14 @@ fn every_placeholder_the_command_determines_is_filled() {
                     _ => case.determined.get(p).cloned(),
                 };
                 let want = expected(&tool.usage, &values);
-                if found.usage != want {
+                if let Some(hop) = &case.forbidden
+                    && (found.usage.contains("<machine>") || found.usage.contains(hop.as_str()))
+                {
+                    failures.push(format!(
+                        "  `{}` (catalog {n}): {} offered `{}`, which does not run where the command runs",
+                        case.command, found.tool, found.usage
+                    ));
+                } else if found.usage != want {
                     failures.push(format!(
                         "  `{}` (catalog {n}): {} offered `{}`, determined `{want}`",
                         case.command, found.tool, found.usage

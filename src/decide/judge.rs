@@ -65,9 +65,19 @@ impl Guard<'_> {
                     rule,
                     machine,
                 } => {
+                    let refusal = candidate_refusal(c, object, rule, Why::Reaches, None);
+                    // A jump to elsewhere is its own shape: no mesh tool runs there.
+                    let hop = passes_through(c, &walk.candidates);
+                    let shape = if hop {
+                        format!("{} -J <machine>", refusal.shape)
+                    } else {
+                        refusal.shape.clone()
+                    };
                     return Decision::Refuse(Refusal {
                         machine,
-                        ..candidate_refusal(c, object, rule, Why::Reaches, None)
+                        hop,
+                        shape,
+                        ..refusal
                     });
                 }
             }
@@ -147,14 +157,24 @@ impl Guard<'_> {
     }
 }
 
-/// A host a connection only passes through on its way (`-J bastion`, `-o ProxyJump=…`).
+/// A host a connection may only pass through on its way: `-J bastion`, `-o ProxyJump=…`,
+/// or a jump ssh's configuration adds (a route host of role `host`, `ssh_route.rs`).
 fn is_hop(c: &super::Candidate) -> bool {
     use crate::rules::Role;
     c.role == Role::Jump
+        || (c.route && c.role == Role::Host)
         || (c.role == Role::SshOption
-            && c.value
-                .get(..10)
-                .is_some_and(|key| key.eq_ignore_ascii_case("proxyjump=")))
+            && target::ssh_option(&c.value).is_some_and(|(key, _)| key == "proxyjump"))
+}
+
+/// A hop of a command that names its destination too (`ssh -J atlas elsewhere`; dbclient's
+/// `atlas` alone is its destination): what the command runs, it runs elsewhere.
+fn passes_through(c: &super::Candidate, all: &[super::Candidate]) -> bool {
+    use crate::rules::Role;
+    is_hop(c)
+        && all.iter().any(|d| {
+            !is_hop(d) && d.command == c.command && matches!(d.role, Role::Host | Role::HostPath)
+        })
 }
 
 /// The refusal of a candidate whose target is (or is named with) `object`: the command as

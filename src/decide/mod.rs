@@ -175,6 +175,9 @@ pub struct Refusal {
     /// A target that cannot be known, as written (`"$H"`), and what it would have to be
     /// to reach the mesh (`machine`): the refusal names the tool for that case.
     pub unknown: Option<(String, String)>,
+    /// The target is a host the connection only passes through (`ssh -J atlas elsewhere`):
+    /// what the command runs, it runs on another machine.
+    pub hop: bool,
     /// Why, beyond what it reaches: what could not be known or checked, what it changes.
     pub why: Why,
 }
@@ -198,6 +201,7 @@ impl Refusal {
             written: Vec::new(),
             verbatim: true,
             unknown: None,
+            hop: false,
             why,
         }
     }

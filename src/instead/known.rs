@@ -16,6 +16,8 @@ pub struct Known {
     values: Values,
     /// The refused target cannot be known: a shape's object placeholder matches it.
     pub any_target: bool,
+    /// A machine the connection only passes through: never the `<machine>` a usage runs on.
+    pub hop: Option<String>,
 }
 
 impl Known {
@@ -63,8 +65,9 @@ impl Known {
         };
         let parts = std::iter::once((program, &refusal.command[..carried]))
             .chain(runs.iter().map(|run| (run.first(), run.as_slice())))
-            // A target that cannot be known: what the command names elsewhere is not it.
-            .filter(|_| refusal.unknown.is_none());
+            // A target that cannot be known, or one passed through: what the command names
+            // elsewhere is not it, nor the mesh's on the machine it runs on.
+            .filter(|_| refusal.unknown.is_none() && !refusal.hop);
         // A word met again names what it named the first time, and is not looked up again.
         let mut seen = std::collections::HashSet::new();
         'parts: for (program, words) in parts {
@@ -194,6 +197,14 @@ impl Known {
             return Known {
                 values,
                 any_target: true,
+                hop: None,
+            };
+        }
+        if refusal.hop {
+            return Known {
+                values,
+                any_target: false,
+                hop: refusal.machine.clone(),
             };
         }
         if let Some(machine) = &refusal.machine {
@@ -218,7 +229,8 @@ impl Known {
         }
         Known {
             values,
-            any_target: refusal.unknown.is_some(),
+            any_target: false,
+            hop: None,
         }
     }
 }

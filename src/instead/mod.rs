@@ -63,7 +63,14 @@ fn rank_refusal(catalog: &Catalog, refusal: &Refusal, limit: usize) -> Vec<Sugge
         refusal,
         known.get(&Placeholder::Machine).map(String::as_str),
     );
-    rank_forms(catalog, &forms, &known, limit)
+    let mut ranked = rank_forms(catalog, &forms, &known, usize::MAX);
+    // Through a jump host to elsewhere: a tool that runs on a mesh machine replaces it
+    // only where that machine is known (`ssh -J atlas git@forge`), never the jump host.
+    if refusal.hop {
+        ranked.retain(|s| !s.usage.contains("<machine>"));
+    }
+    ranked.truncate(limit);
+    ranked
 }
 
 /// A row of the "instead of" table: a `replaces` shape and the tool for it.
@@ -175,8 +182,10 @@ fn match_entry(
             }
             // What the refusal knows an object to be is what the shape's word must name:
             // `ssh -J bastion render` runs on `render`, not on the jump host.
+            // A jump host is not where the command runs.
             Some(kind) => placeholder_value(catalog, kind, word)
                 .filter(|v| !kind.is_object() || known.value(kind, tool).is_none_or(|k| k == *v))
+                .filter(|v| *kind != Placeholder::Machine || known.hop.as_ref() != Some(v))
                 .map(|v| Some((kind.clone(), v))),
         })?;
         if let Some((kind, value)) = found
