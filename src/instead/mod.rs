@@ -180,9 +180,8 @@ fn match_entry(
             Some(kind) if known.any_target && word.contains(crate::shell::UNKNOWN) => {
                 kind.is_object().then_some(None)
             }
-            // What the refusal knows an object to be is what the shape's word must name:
-            // `ssh -J bastion render` runs on `render`, not on the jump host.
-            // A jump host is not where the command runs.
+            // What the refusal knows an object to be is what the shape's word must name, and
+            // a jump host is never the machine: `ssh -J bastion render` runs on `render`.
             Some(kind) => placeholder_value(catalog, kind, word)
                 .filter(|v| !kind.is_object() || known.value(kind, tool).is_none_or(|k| k == *v))
                 .filter(|v| *kind != Placeholder::Machine || known.hop.as_ref() != Some(v))
