@@ -178,6 +178,12 @@ const CASES: &[(&str, &str, Option<&str>, Option<&str>)] = &[
         None,
     ),
     (
+        "reel-daemon-carries-the-command",
+        "DOCKER_HOST=ssh://encoder docker exec ffmpeg-worker ls /out",
+        Some(REEL),
+        None,
+    ),
+    (
         "reel-kind-machine-command",
         "ssh -p 2222 ops 'cd /srv/reel && git pull'",
         Some(REEL),

@@ -277,7 +277,7 @@ fn case(rng: &mut XorShift, mesh: &Mesh) -> Case {
         d.insert("machine", machine.clone());
     };
     let mut forbidden = None;
-    let command = match rng.below(13) {
+    let command = match rng.below(14) {
         0 => {
             on_machine(&mut determined);
             determined.insert("unit", unit_named.clone());
@@ -349,6 +349,13 @@ fn case(rng: &mut XorShift, mesh: &Mesh) -> Case {
             determined.insert("container", container.clone());
             determined.insert("command", format!("docker stop {container}"));
             format!("ssh {host} docker stop {container}")
+        }
+        12 => {
+            // The daemon the option names runs what `exec` carries.
+            on_machine(&mut determined);
+            determined.insert("container", container.clone());
+            determined.insert("command", "ls /srv".to_string());
+            format!("docker -H ssh://{host} exec -it {container} ls /srv")
         }
         11 => {
             // Through a mesh machine to a host outside the mesh: no tool runs there.

@@ -168,6 +168,20 @@ impl Guard<'_> {
             for found in &mut walk.candidates[by_option..] {
                 found.shape = format!("{} {first}", found.shape);
             }
+            // What the subcommand carries, the daemon the options name runs: `docker -H x
+            // exec c ls` carries `ls` there (issue 30).
+            if walk.candidates.len() > by_option {
+                let scanned = argv::scan(&sub.syntax, &rest);
+                let operands: Vec<&str> = argv::operands(&scanned).collect();
+                let mut carried = carried::Carried::default();
+                self.carry(sub, &operands, &mut carried, cx.command.depth);
+                for found in &mut walk.candidates[by_option..] {
+                    if found.carried.inner.is_empty() {
+                        found.carried.inner.clone_from(&carried.inner);
+                        found.carried.runs.clone_from(&carried.runs);
+                    }
+                }
+            }
             // A nested subcommand table (`docker container logs`) is the parent's.
             let parent = if sub.parent_subcommands {
                 parent.or(Some(spec))
