@@ -40,74 +40,124 @@ const COLUMNS: [&str; 7] = [
 /// The first label column: labels give up width before the command does.
 const FIRST_LABEL: usize = 3;
 
+/// What the table says when no row matches.
+pub const NO_EVENTS: &str = "no recorded events match\n";
+
 /// Recorded rows as aligned columns: time (UTC, to the second), kind, session (its first 8
 /// characters), rule, target, the override's scope and reason, and the command, cut with an
 /// ellipsis to fit `width` (`usize::MAX`: the whole command).
 pub fn render_table(rows: &[Row], width: usize) -> String {
     if rows.is_empty() {
-        return "no recorded events match\n".to_string();
+        return NO_EVENTS.to_string();
     }
-    let header: Vec<String> = COLUMNS
-        .iter()
-        .chain(&["COMMAND"])
-        .map(|h| h.to_string())
-        .collect();
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let e = &r.event;
-            vec![
-                format_time(e.time_ms, false),
-                e.kind.to_string(),
-                clean(&e.session_id).chars().take(SESSION_PREFIX).collect(),
-                clean(&e.rule),
-                clean(&e.target),
-                clean(&e.scope),
-                clean(&e.reason),
-                clean(&e.command),
-            ]
-        })
-        .collect();
-    let mut widths = [0usize; COLUMNS.len()];
-    for row in std::iter::once(&header).chain(&cells) {
-        for (w, cell) in widths.iter_mut().zip(row.iter()) {
-            *w = (*w).max(cell.chars().count());
+    let mut widths = Widths::default();
+    rows.iter().for_each(|r| widths.measure(r));
+    let table = widths.table(width);
+    let mut out = table.header();
+    for r in rows {
+        out.push_str(&table.line(r));
+    }
+    out
+}
+
+/// The widest cell of each column before the command, measured row by row: the table's first
+/// pass over the record, so that its lines, printed in a second pass, align as if every row
+/// had been held at once.
+#[derive(Debug, Clone)]
+pub struct Widths([usize; COLUMNS.len()]);
+
+impl Default for Widths {
+    fn default() -> Self {
+        Widths(COLUMNS.map(|h| h.chars().count()))
+    }
+}
+
+impl Widths {
+    pub fn measure(&mut self, r: &Row) {
+        // Cleaning keeps the number of characters, so the raw fields are counted.
+        let e = &r.event;
+        let cells = [
+            format_time(e.time_ms, false).chars().count(),
+            e.kind.as_str().chars().count(),
+            e.session_id.chars().take(SESSION_PREFIX).count(),
+            e.rule.chars().count(),
+            e.target.chars().count(),
+            e.scope.chars().count(),
+            e.reason.chars().count(),
+        ];
+        for (w, c) in self.0.iter_mut().zip(cells) {
+            *w = (*w).max(c);
         }
     }
-    for w in &mut widths[FIRST_LABEL..] {
-        *w = (*w).min(MAX_LABEL);
-    }
-    let used = |widths: &[usize]| widths.iter().sum::<usize>() + GAP.len() * widths.len();
-    // Narrow terminal: the label columns shrink first, one character at a time from the
-    // widest, so the command stays readable.
-    while width.saturating_sub(used(&widths)) < MIN_COMMAND {
-        let (widest, &w) = widths[FIRST_LABEL..]
-            .iter()
-            .enumerate()
-            .rev()
-            .max_by_key(|(_, w)| **w)
-            .unwrap_or((0, &0));
-        if w <= MIN_LABEL {
-            break;
+
+    /// The layout for a terminal `width` columns wide.
+    pub fn table(self, width: usize) -> Table {
+        let mut widths = self.0;
+        for w in &mut widths[FIRST_LABEL..] {
+            *w = (*w).min(MAX_LABEL);
         }
-        widths[FIRST_LABEL + widest] -= 1;
+        let used = |widths: &[usize]| widths.iter().sum::<usize>() + GAP.len() * widths.len();
+        // Narrow terminal: the label columns shrink first, one character at a time from the
+        // widest, so the command stays readable.
+        while width.saturating_sub(used(&widths)) < MIN_COMMAND {
+            let (widest, &w) = widths[FIRST_LABEL..]
+                .iter()
+                .enumerate()
+                .rev()
+                .max_by_key(|(_, w)| **w)
+                .unwrap_or((0, &0));
+            if w <= MIN_LABEL {
+                break;
+            }
+            widths[FIRST_LABEL + widest] -= 1;
+        }
+        let command = width.saturating_sub(used(&widths)).max(MIN_COMMAND);
+        Table { widths, command }
     }
-    let command_width = width.saturating_sub(used(&widths)).max(MIN_COMMAND);
-    let mut out = String::new();
-    for row in std::iter::once(&header).chain(&cells) {
+}
+
+/// The table's layout: each column's width, the command's last.
+pub struct Table {
+    widths: [usize; COLUMNS.len()],
+    command: usize,
+}
+
+impl Table {
+    /// The header line.
+    pub fn header(&self) -> String {
+        let header = COLUMNS.map(str::to_string);
+        self.render(&header, "COMMAND")
+    }
+
+    /// One row's line.
+    pub fn line(&self, r: &Row) -> String {
+        let e = &r.event;
+        let cells = [
+            format_time(e.time_ms, false),
+            e.kind.to_string(),
+            clean(&e.session_id).chars().take(SESSION_PREFIX).collect(),
+            clean(&e.rule),
+            clean(&e.target),
+            clean(&e.scope),
+            clean(&e.reason),
+        ];
+        self.render(&cells, &e.command)
+    }
+
+    fn render(&self, cells: &[String; COLUMNS.len()], command: &str) -> String {
         let mut line = String::new();
-        for (cell, w) in row.iter().zip(widths) {
+        for (cell, &w) in cells.iter().zip(&self.widths) {
             let cell = fit(cell, w);
             let pad = w.saturating_sub(cell.chars().count());
             line.push_str(&cell);
             line.extend(std::iter::repeat_n(' ', pad));
             line.push_str(GAP);
         }
-        line.push_str(&fit(&row[COLUMNS.len()], command_width));
-        out.push_str(line.trim_end());
-        out.push('\n');
+        line.push_str(&fit(command, self.command));
+        line.truncate(line.trim_end().len());
+        line.push('\n');
+        line
     }
-    out
 }
 
 /// `s` on one line, without the control and bidirectional characters an agent could use to
@@ -135,7 +185,8 @@ fn fit(s: &str, width: usize) -> String {
     cut
 }
 
-fn object(r: &Row) -> Value {
+/// One row as a JSON object, every field in full.
+pub fn json_object(r: &Row) -> Value {
     let e = &r.event;
     json!({
         "id": r.id,
@@ -161,17 +212,71 @@ fn object(r: &Row) -> Value {
 
 /// One row as one line of JSON (`audit export --format jsonl`).
 pub fn render_jsonl_line(r: &Row) -> String {
-    let mut line = object(r).to_string();
+    let mut line = json_object(r).to_string();
     line.push('\n');
     line
 }
 
 /// Recorded rows as a JSON array of objects, every field in full.
 pub fn render_json(rows: &[Row]) -> String {
-    let array = Value::Array(rows.iter().map(object).collect());
-    let mut out = serde_json::to_string_pretty(&array).unwrap_or_else(|_| "[]".to_string());
-    out.push('\n');
+    let mut array = JsonArray::pretty();
+    let mut out: String = rows
+        .iter()
+        .map(|r| array.element(&json_object(r)))
+        .collect();
+    out.push_str(&array.end());
     out
+}
+
+/// A JSON array written element by element, exactly as `serde_json` writes it whole: pretty
+/// (`audit --format json`, ending in a newline) or compact (`audit missing --format json`).
+pub struct JsonArray {
+    pretty: bool,
+    started: bool,
+}
+
+impl JsonArray {
+    pub fn pretty() -> Self {
+        JsonArray {
+            pretty: true,
+            started: false,
+        }
+    }
+
+    pub fn compact() -> Self {
+        JsonArray {
+            pretty: false,
+            started: false,
+        }
+    }
+
+    /// The text of the next element, with what comes before it.
+    pub fn element(&mut self, v: &Value) -> String {
+        let lead = match (self.started, self.pretty) {
+            (false, true) => "[\n  ",
+            (true, true) => ",\n  ",
+            (false, false) => "[",
+            (true, false) => ",",
+        };
+        self.started = true;
+        let text = if self.pretty {
+            // A pretty element is indented one level; JSON strings hold no raw newline.
+            serde_json::to_string_pretty(v).map(|t| t.replace('\n', "\n  "))
+        } else {
+            serde_json::to_string(v)
+        };
+        format!("{lead}{}", text.unwrap_or_else(|_| "null".to_string()))
+    }
+
+    /// The array's end, and the newline that follows it.
+    pub fn end(self) -> String {
+        match (self.started, self.pretty) {
+            (false, _) => "[]\n",
+            (true, true) => "\n]\n",
+            (true, false) => "]\n",
+        }
+        .to_string()
+    }
 }
 
 const CSV_HEADER: [&str; 18] = [
@@ -198,34 +303,47 @@ const CSV_HEADER: [&str; 18] = [
 /// Recorded rows as RFC 4180 CSV with a header row; `tools` are joined with `; `. Fields are
 /// written as recorded: a spreadsheet may read a command starting with `=` as a formula.
 pub fn render_csv(rows: &[Row]) -> String {
+    let mut out = csv_header();
+    for r in rows {
+        out.push_str(&csv_row(r));
+    }
+    out
+}
+
+/// The CSV header line.
+pub fn csv_header() -> String {
     let mut out = String::new();
     csv_line(&mut out, CSV_HEADER.iter().map(|h| h.to_string()));
-    for r in rows {
-        let e = &r.event;
-        csv_line(
-            &mut out,
-            [
-                r.id.to_string(),
-                format_time(e.time_ms, true),
-                e.time_ms.to_string(),
-                e.kind.to_string(),
-                e.agent.clone(),
-                e.session_id.clone(),
-                e.tool_use_id.clone(),
-                e.cwd.clone(),
-                e.user.clone(),
-                e.host.clone(),
-                e.command.clone(),
-                e.rule.clone(),
-                e.target.clone(),
-                e.tools.join("; "),
-                e.shape.clone(),
-                e.reason.clone(),
-                e.scope.clone(),
-                r.hash.clone(),
-            ],
-        );
-    }
+    out
+}
+
+/// One row as a CSV line.
+pub fn csv_row(r: &Row) -> String {
+    let e = &r.event;
+    let mut out = String::new();
+    csv_line(
+        &mut out,
+        [
+            r.id.to_string(),
+            format_time(e.time_ms, true),
+            e.time_ms.to_string(),
+            e.kind.to_string(),
+            e.agent.clone(),
+            e.session_id.clone(),
+            e.tool_use_id.clone(),
+            e.cwd.clone(),
+            e.user.clone(),
+            e.host.clone(),
+            e.command.clone(),
+            e.rule.clone(),
+            e.target.clone(),
+            e.tools.join("; "),
+            e.shape.clone(),
+            e.reason.clone(),
+            e.scope.clone(),
+            r.hash.clone(),
+        ],
+    );
     out
 }
 
@@ -247,34 +365,66 @@ fn csv_line(out: &mut String, fields: impl IntoIterator<Item = String>) {
 
 /// `audit missing --format csv`: the shapes and their counts, RFC 4180.
 pub fn render_missing_csv(shapes: &[(String, u64)]) -> String {
-    let mut out = String::new();
-    csv_line(&mut out, ["shape".to_string(), "refusals".to_string()]);
+    let mut out = MISSING_CSV_HEADER.to_string();
     for (shape, n) in shapes {
-        csv_line(&mut out, [shape.clone(), n.to_string()]);
+        out.push_str(&missing_csv_row(shape, *n));
     }
     out
 }
 
+pub const MISSING_CSV_HEADER: &str = "shape,refusals\r\n";
+
+/// One shape's CSV line.
+pub fn missing_csv_row(shape: &str, n: u64) -> String {
+    let mut out = String::new();
+    csv_line(&mut out, [shape.to_string(), n.to_string()]);
+    out
+}
+
+/// What `audit missing` says when every refusal named a tool.
+pub const NO_MISSING: &str = "every recorded refusal named a mesh tool\n";
+
 /// The command shapes refusals found no tool for, with how often, as `Store::missing` returns
 /// them: what the operator should have a mesh tool made for.
 pub fn render_missing(shapes: &[(String, u64)]) -> String {
-    if shapes.is_empty() {
-        return "every recorded refusal named a mesh tool\n".to_string();
-    }
-    let width = shapes
-        .iter()
-        .map(|(_, n)| n.to_string().len())
-        .max()
-        .unwrap_or(0)
-        .max("COUNT".len());
-    let mut out = format!("{:>width$}  SHAPE NEEDING A TOOL\n", "COUNT");
+    let Some(most) = shapes.iter().map(|(_, n)| *n).max() else {
+        return NO_MISSING.to_string();
+    };
+    let table = MissingTable::new(most);
+    let mut out = table.header();
     for (shape, n) in shapes {
+        out.push_str(&table.line(shape, *n));
+    }
+    out
+}
+
+/// The missing shapes' table, laid out from the largest count (the first, as the store
+/// orders them), so each line is printed as it is read.
+pub struct MissingTable {
+    width: usize,
+}
+
+impl MissingTable {
+    pub fn new(largest: u64) -> Self {
+        MissingTable {
+            width: largest.to_string().len().max("COUNT".len()),
+        }
+    }
+
+    pub fn header(&self) -> String {
+        format!(
+            "{:>width$}  SHAPE NEEDING A TOOL\n",
+            "COUNT",
+            width = self.width
+        )
+    }
+
+    pub fn line(&self, shape: &str, n: u64) -> String {
         let shape = if shape.is_empty() {
             "(shape not recorded)".to_string()
         } else {
             clean(shape)
         };
-        out.push_str(&format!("{n:>width$}  {shape}\n"));
+        format!("{n:>width$}  {shape}\n", width = self.width)
     }
-    out
 }

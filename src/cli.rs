@@ -119,7 +119,10 @@ pub enum Command {
         /// Only events of this session
         #[arg(long)]
         session: Option<String>,
-        /// At most this many events
+        /// Only events older than row ID (the listing is newest first): the last ID a page showed gives the next page
+        #[arg(long, value_name = "ID")]
+        after: Option<i64>,
+        /// At most this many events; stderr says when more follow
         #[arg(long)]
         limit: Option<usize>,
         /// table: aligned columns for a terminal; json: every field, as an array; csv: every field, with a header row

@@ -1,9 +1,17 @@
-//! `mesh-guard audit`: list, verify, export and prune the record.
+//! `mesh-guard audit`: list, verify, export and prune the record. Every view reads the record
+//! through a cursor and prints row by row, so its memory does not grow with the record
+//! (decision 0062).
+
+mod verify;
+
+use std::ops::ControlFlow;
 
 use crate::cli::{AuditAction, Format};
 use crate::config::Paths;
 use crate::error::exit;
-use crate::record::{Filter, Kind, Store, Verification};
+use crate::record::{Filter, Kind, RecordError, Row, Store};
+
+pub(crate) use verify::verify;
 
 pub struct AuditQuery {
     pub kind: Vec<String>,
@@ -14,6 +22,8 @@ pub struct AuditQuery {
     pub since: Option<String>,
     pub until: Option<String>,
     pub session: Option<String>,
+    /// Only events older than this row: the next page after one that ended with it.
+    pub after: Option<i64>,
     pub limit: Option<usize>,
     pub format: Format,
 }
@@ -32,284 +42,238 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
     if let Some(AuditAction::Prune { before }) = &action {
         return prune(paths, before);
     }
-    // Reading never writes, unless the record is of an older schema: then it is migrated
-    // forward first (decision 0005).
-    let store = match Store::open_read_only(&paths.db) {
-        Err(crate::record::RecordError::NeedsMigration { .. }) => Store::open(&paths.db),
-        other => other,
-    };
-    let store = match store {
+    let store = match open(paths) {
         Ok(s) => s,
         Err(e) => {
             errln!("error: {}", e.detail());
             return exit::ERROR;
         }
     };
-    match action {
-        Some(AuditAction::Verify { .. }) | Some(AuditAction::Prune { .. }) => exit::ERROR,
-        Some(AuditAction::Export { format: _, after }) => {
-            match store.rows_after(after.unwrap_or(0)) {
-                Ok(rows) => {
-                    let mut text = String::new();
-                    for r in &rows {
-                        text.push_str(&crate::audit::render_jsonl_line(r));
-                    }
-                    out!("{text}");
-                    exit::OK
-                }
-                Err(e) => {
-                    errln!("error: {}", e.detail());
-                    exit::ERROR
-                }
-            }
-        }
-        Some(AuditAction::Missing { format }) => match store.missing() {
-            Ok(shapes) => {
-                match format {
-                    Format::Json => outln!(
-                        "{}",
-                        serde_json::json!(
-                            shapes
-                                .iter()
-                                .map(|(s, n)| serde_json::json!({"shape": s, "refusals": n}))
-                                .collect::<Vec<_>>()
-                        )
-                    ),
-                    Format::Csv => out!("{}", crate::audit::render_missing_csv(&shapes)),
-                    Format::Table => out!("{}", crate::audit::render_missing(&shapes)),
-                }
-                exit::OK
-            }
+    let mut out = Sink::default();
+    let shown = match action {
+        Some(AuditAction::Verify { .. }) | Some(AuditAction::Prune { .. }) => return exit::ERROR,
+        Some(AuditAction::Export { format: _, after }) => store
+            .each_row_after(after.unwrap_or(0), |r| {
+                out.push(&crate::audit::render_jsonl_line(&r))
+            }),
+        Some(AuditAction::Missing { format }) => missing(&store, format, &mut out),
+        None => match filter(&query) {
+            Ok(filter) => list(&store, &filter, &query, &mut out),
             Err(e) => {
-                errln!("error: {}", e.detail());
-                exit::ERROR
+                errln!("error: {e}");
+                return exit::ERROR;
             }
         },
-        None => {
-            let now = crate::record::now_ms();
-            let parse = |t: &Option<String>| {
-                t.as_deref()
-                    .map(|t| crate::audit::parse_time(t, now))
-                    .transpose()
-            };
-            let (since_ms, until_ms) = match (parse(&query.since), parse(&query.until)) {
-                (Ok(s), Ok(u)) => (s, u),
-                (Err(e), _) | (_, Err(e)) => {
-                    errln!("error: {e}");
-                    return exit::ERROR;
-                }
-            };
-            let mut kinds = Vec::new();
-            for k in query.kind.iter().map(|k| k.trim()) {
-                match k.parse::<Kind>() {
-                    Ok(kind) => kinds.push(kind),
-                    Err(_) => {
-                        errln!(
-                            "error: unknown kind `{k}` (expected refusal, override, override-attempt or session-start)"
-                        );
-                        return exit::ERROR;
-                    }
-                }
-            }
-            let filter = Filter {
-                kinds,
-                rule: query.rule,
-                target: query.target,
-                since_ms,
-                until_ms,
-                session: query.session,
-                limit: query.limit.map(|l| l as u64),
-            };
-            match store.query(&filter) {
-                Ok(rows) => {
-                    let text = match query.format {
-                        Format::Table => {
-                            use std::io::IsTerminal;
-                            let whole = query.wide || !std::io::stdout().is_terminal();
-                            let width = if whole {
-                                usize::MAX
-                            } else {
-                                crate::audit::terminal_width()
-                            };
-                            crate::audit::render_table(&rows, width)
-                        }
-                        Format::Json => crate::audit::render_json(&rows),
-                        Format::Csv => crate::audit::render_csv(&rows),
-                    };
-                    out!("{text}");
-                    exit::OK
-                }
-                Err(e) => {
-                    errln!("error: {}", e.detail());
-                    exit::ERROR
-                }
-            }
+    };
+    out.flush();
+    match shown {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            errln!("error: {}", e.detail());
+            exit::ERROR
         }
     }
 }
 
-/// `audit verify [--log FILE]`: the chain, then the local anchor, then the system log's copy.
-/// Exit 0 intact, 1 broken (each finding named), 2 when the record cannot be read.
-pub(crate) fn verify(paths: &Paths, log: Option<&std::path::Path>) -> i32 {
-    use crate::record::{AnchorCheck, anchor, logcheck};
-    let logged = match log.map(std::fs::read) {
-        None => None,
-        Some(Ok(bytes)) => {
-            let all = logcheck::parse(&String::from_utf8_lossy(&bytes));
-            let ours = std::path::absolute(&paths.db).unwrap_or_else(|_| paths.db.clone());
-            let ours = ours.display().to_string();
-            // Events from other records (other users, other databases) in the same file are left
-            // out; a log where no event names this path (the record was moved, or reached
-            // through another path) is taken whole, and that is said.
-            let mine: Vec<_> = all
-                .iter()
-                .filter(|e| e.record.is_empty() || e.record == ours)
-                .cloned()
-                .collect();
-            if mine.is_empty() && !all.is_empty() {
-                errln!(
-                    "mesh-guard: no event in the log names {ours}; comparing all {} mesh-guard events",
-                    all.len()
-                );
-                Some(all)
-            } else {
-                Some(mine)
-            }
-        }
-        Some(Err(e)) => {
-            errln!(
-                "error: cannot read {}: {e}",
-                log.map(|l| l.display().to_string()).unwrap_or_default()
-            );
-            return exit::ERROR;
-        }
-    };
-    let mut broken = false;
-    if !paths.db.exists() {
-        let beside = anchor::Anchor::read(&anchor::path_for(&paths.db));
-        let second = anchor::Anchor::read(&crate::record::second_anchor_path(&paths.db));
-        let found = match (beside, second) {
-            (Ok(None), Ok(Some(a))) => Ok(Some(a)),
-            (beside, _) => beside,
-        };
-        match found {
-            Ok(None) if logged.as_ref().is_none_or(|l| l.is_empty()) => {
-                errln!(
-                    "mesh-guard: no record yet at {} and no anchor (nothing recorded, or both deleted)",
-                    paths.db.display()
-                );
-                outln!("intact: 0 rows");
-                return exit::OK;
-            }
-            Ok(None) => {}
-            Ok(Some(a)) => {
-                outln!(
-                    "broken: the database file is gone; its anchor records {} rows up to row {} (hash {})",
-                    a.count,
-                    a.id,
-                    a.hash
-                );
-                broken = true;
-            }
-            Err(e) => {
-                outln!("broken: the database file is gone, and {e}");
-                broken = true;
-            }
-        }
-        if let Some(logged) = &logged {
-            let findings = logcheck::compare(logged, &[], 0);
-            for f in &findings {
-                outln!("{f}");
-            }
-            broken |= !findings.is_empty();
-        }
-        return i32::from(broken);
-    }
-    let store = match Store::open_read_only(&paths.db) {
-        Err(crate::record::RecordError::NeedsMigration { .. }) => Store::open(&paths.db),
+/// Reading never writes, unless the record is of an older schema: then it is migrated
+/// forward first (decision 0005).
+pub(crate) fn open(paths: &Paths) -> Result<Store, RecordError> {
+    match Store::open_read_only(&paths.db) {
+        Err(RecordError::NeedsMigration { .. }) => Store::open(&paths.db),
         other => other,
-    };
-    let store = match store {
-        Ok(s) => s,
-        Err(e) => {
-            errln!("error: {}", e.detail());
-            return exit::ERROR;
-        }
-    };
-    let checked = store.verify().and_then(|v| Ok((v, store.check_anchor()?)));
-    let (chain, anchored) = match checked {
-        Ok(c) => c,
-        Err(e) => {
-            errln!("error: {}", e.detail());
-            return exit::ERROR;
-        }
-    };
-    let rows = match chain {
-        Verification::Intact { rows } => rows,
-        Verification::Broken { id, breach } => {
-            outln!("broken at row {id}: {breach}");
-            broken = true;
-            0
-        }
-    };
-    match &anchored {
-        AnchorCheck::Holds(_) => {}
-        AnchorCheck::Missing if rows == 0 => {}
-        other => {
-            outln!("{other}");
-            broken = true;
-        }
     }
-    match store.check_second_anchor() {
-        Ok(Some((_, AnchorCheck::Holds(_)))) | Ok(None) => {}
-        Ok(Some((path, found))) => {
-            outln!(
-                "the second anchor ({}) disagrees: {found}; the record was replaced, or its directory hidden and restored",
-                path.display()
-            );
-            broken = true;
-        }
-        Err(e) => {
-            errln!("error: {}", e.detail());
-            return exit::ERROR;
-        }
+}
+
+/// The rows the options select.
+fn filter(query: &AuditQuery) -> Result<Filter, String> {
+    let now = crate::record::now_ms();
+    let parse = |t: &Option<String>| {
+        t.as_deref()
+            .map(|t| crate::audit::parse_time(t, now))
+            .transpose()
+    };
+    let (since_ms, until_ms) = (parse(&query.since)?, parse(&query.until)?);
+    let mut kinds = Vec::new();
+    for k in query.kind.iter().map(|k| k.trim()) {
+        kinds.push(k.parse::<Kind>().map_err(|_| {
+            format!(
+                "unknown kind `{k}` (expected refusal, override, override-attempt or session-start)"
+            )
+        })?);
     }
-    if let Some(logged) = &logged {
-        let stored = match store.hashes().and_then(|h| Ok((h, store.checkpoint()?))) {
-            Ok(s) => s,
-            Err(e) => {
-                errln!("error: {}", e.detail());
-                return exit::ERROR;
+    Ok(Filter {
+        kinds,
+        rule: query.rule.clone(),
+        target: query.target.clone(),
+        since_ms,
+        until_ms,
+        session: query.session.clone(),
+        below_id: query.after,
+        // One more than shown: whether there is a next page.
+        limit: query.limit.map(|l| (l as u64).saturating_add(1)),
+    })
+}
+
+/// `audit`: the selected rows, newest first, in the chosen format; a page cut by `--limit`
+/// says on stderr how to ask for the next.
+fn list(
+    store: &Store,
+    filter: &Filter,
+    query: &AuditQuery,
+    out: &mut Sink,
+) -> Result<(), RecordError> {
+    let limit = query.limit.unwrap_or(usize::MAX);
+    // Each row up to the page's end; `None` once past it, with the last row shown kept.
+    let mut page = Page::new(limit);
+    let last = store.snapshot(|store| -> Result<Option<i64>, RecordError> {
+        match query.format {
+            Format::Table => {
+                use std::io::IsTerminal;
+                let whole = query.wide || !std::io::stdout().is_terminal();
+                let width = if whole {
+                    usize::MAX
+                } else {
+                    crate::audit::terminal_width()
+                };
+                // Two passes over one snapshot: the columns' widths, then the lines.
+                let mut widths = crate::audit::Widths::default();
+                let mut measure = Page::new(limit);
+                store.each_row(filter, |r| {
+                    measure.take(&r)?;
+                    widths.measure(&r);
+                    ControlFlow::Continue(())
+                })?;
+                if measure.shown == 0 {
+                    let _ = out.push(crate::audit::NO_EVENTS);
+                    return Ok(None);
+                }
+                let table = widths.table(width);
+                let _ = out.push(&table.header());
+                store.each_row(filter, |r| {
+                    page.take(&r)?;
+                    out.push(&table.line(&r))
+                })?;
             }
-        };
-        let (stored, checkpoint) = stored;
-        // A checkpoint excuses the rows before it only if the log saw the prune too.
-        let pruned = if logged
-            .iter()
-            .any(|e| e.id == checkpoint && e.kind == "checkpoint")
-        {
-            checkpoint
+            Format::Json => {
+                let mut array = crate::audit::JsonArray::pretty();
+                store.each_row(filter, |r| {
+                    page.take(&r)?;
+                    out.push(&array.element(&crate::audit::json_object(&r)))
+                })?;
+                let _ = out.push(&array.end());
+            }
+            Format::Csv => {
+                let _ = out.push(&crate::audit::csv_header());
+                store.each_row(filter, |r| {
+                    page.take(&r)?;
+                    out.push(&crate::audit::csv_row(&r))
+                })?;
+            }
+        }
+        Ok(page.more.then_some(page.last))
+    })??;
+    if let Some(last) = last {
+        out.flush();
+        errln!("mesh-guard: more events follow; add `--after {last}` for the next page");
+    }
+    Ok(())
+}
+
+/// Counts a listing's rows against its page.
+struct Page {
+    limit: usize,
+    shown: usize,
+    last: i64,
+    /// A row past the page's end was read.
+    more: bool,
+}
+
+impl Page {
+    fn new(limit: usize) -> Page {
+        Page {
+            limit,
+            shown: 0,
+            last: 0,
+            more: false,
+        }
+    }
+
+    /// Continue with `r`, or break: it is past the page's end.
+    fn take(&mut self, r: &Row) -> ControlFlow<()> {
+        if self.shown == self.limit {
+            self.more = true;
+            return ControlFlow::Break(());
+        }
+        self.shown += 1;
+        self.last = r.id;
+        ControlFlow::Continue(())
+    }
+}
+
+/// `audit missing`: the shapes refusals found no tool for, most refused first.
+fn missing(store: &Store, format: Format, out: &mut Sink) -> Result<(), RecordError> {
+    store.snapshot(|store| match format {
+        Format::Json => {
+            let mut array = crate::audit::JsonArray::compact();
+            store.each_missing(|shape, n| {
+                let v = serde_json::json!({"shape": shape, "refusals": n});
+                out.push(&array.element(&v))
+            })?;
+            let _ = out.push(&array.end());
+            Ok(())
+        }
+        Format::Csv => {
+            let _ = out.push(crate::audit::MISSING_CSV_HEADER);
+            store.each_missing(|shape, n| out.push(&crate::audit::missing_csv_row(&shape, n)))
+        }
+        Format::Table => {
+            let mut table = None;
+            store.each_missing(|shape, n| {
+                let t = table.get_or_insert_with(|| {
+                    let t = crate::audit::MissingTable::new(n);
+                    let _ = out.push(&t.header());
+                    t
+                });
+                out.push(&t.line(&shape, n))
+            })?;
+            if table.is_none() {
+                let _ = out.push(crate::audit::NO_MISSING);
+            }
+            Ok(())
+        }
+    })?
+}
+
+/// Stdout in blocks: a view of a million rows is a few hundred writes, not a million; a
+/// write that fails (the reader went away) stops the view.
+#[derive(Default)]
+pub(crate) struct Sink {
+    buf: String,
+    closed: bool,
+}
+
+impl Sink {
+    const BLOCK: usize = 64 * 1024;
+
+    /// Adds `text`; breaks once stdout is closed.
+    pub(crate) fn push(&mut self, text: &str) -> ControlFlow<()> {
+        self.buf.push_str(text);
+        if self.buf.len() >= Self::BLOCK {
+            self.flush();
+        }
+        if self.closed {
+            ControlFlow::Break(())
         } else {
-            0
-        };
-        let findings = logcheck::compare(logged, &stored, pruned);
-        for f in &findings {
-            outln!("{f}");
-        }
-        broken |= !findings.is_empty();
-        if logged.is_empty() && !stored.is_empty() {
-            outln!("broken: the log holds no event of this record");
-            broken = true;
-        }
-        if !broken {
-            outln!("the log's {} events match the database", logged.len());
+            ControlFlow::Continue(())
         }
     }
-    if broken {
-        return exit::NO;
+
+    pub(crate) fn flush(&mut self) {
+        if !self.buf.is_empty() && !self.closed {
+            self.closed = crate::io::write_out(format_args!("{}", self.buf)).is_err();
+        }
+        self.buf.clear();
     }
-    outln!("intact: {rows} rows, every hash links to the row before it, and the anchor holds");
-    exit::OK
 }
 
 /// `audit prune --before T`.

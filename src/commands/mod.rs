@@ -58,6 +58,7 @@ pub fn run(args: Args) -> i32 {
             since,
             until,
             session,
+            after,
             limit,
             format,
         } => audit::run(
@@ -71,6 +72,7 @@ pub fn run(args: Args) -> i32 {
                 since,
                 until,
                 session,
+                after,
                 limit,
                 format,
             },

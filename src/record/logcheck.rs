@@ -9,6 +9,9 @@
 
 use std::collections::BTreeMap;
 
+mod spill;
+pub use spill::{MAX_LINE, Spilled};
+
 /// One forwarded event, as far as the comparison needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Forwarded {
@@ -166,43 +169,67 @@ impl std::fmt::Display for Finding {
 /// Compares the forwarded events of this record with its rows. `pruned_through` is the id of
 /// the checkpoint row, if the record was pruned: logged rows before it are gone on purpose.
 pub fn compare(logged: &[Forwarded], stored: &[Stored], pruned_through: i64) -> Vec<Finding> {
-    let by_id: BTreeMap<i64, &Stored> = stored.iter().map(|s| (s.id, s)).collect();
     let mut seen = BTreeMap::new();
     for e in logged {
         // The same row forwarded twice (a relay's retry) is one row.
         seen.entry(e.id).or_insert(e);
     }
+    let mut sorted: Vec<&Stored> = stored.iter().collect();
+    sorted.sort_by_key(|s| s.id);
+    let mut merge = Merge::new(sorted.into_iter().cloned(), pruned_through);
     let mut out = Vec::new();
-    for (id, e) in seen {
-        if id < pruned_through || (id == pruned_through && e.kind != "checkpoint") {
+    for e in seen.into_values() {
+        out.extend(merge.next(e));
+    }
+    out
+}
+
+/// The comparison as a merge of two walks in id order, the log's (one event an id) and the
+/// database's, holding one row of each.
+pub struct Merge<S: Iterator<Item = Stored>> {
+    stored: std::iter::Peekable<S>,
+    pruned_through: i64,
+}
+
+impl<S: Iterator<Item = Stored>> Merge<S> {
+    pub fn new(stored: S, pruned_through: i64) -> Self {
+        Merge {
+            stored: stored.peekable(),
+            pruned_through,
+        }
+    }
+
+    /// What the next logged event (ids increasing) shows.
+    pub fn next(&mut self, e: &Forwarded) -> Option<Finding> {
+        let id = e.id;
+        while self.stored.next_if(|s| s.id < id).is_some() {}
+        let s = self.stored.peek().filter(|s| s.id == id);
+        let pruned = self.pruned_through;
+        if id < pruned || (id == pruned && e.kind != "checkpoint") {
             // Row `pruned_through` was replaced by the checkpoint carrying its hash.
-            if id == pruned_through
-                && let Some(s) = by_id.get(&id)
-                && s.hash != e.hash
-            {
-                out.push(Finding::Differs {
+            return match s {
+                Some(s) if id == pruned && s.hash != e.hash => Some(Finding::Differs {
                     id,
                     logged: e.hash.clone(),
                     stored: s.hash.clone(),
-                });
-            }
-            continue;
+                }),
+                _ => None,
+            };
         }
-        match by_id.get(&id) {
-            None => out.push(Finding::Missing {
+        match s {
+            None => Some(Finding::Missing {
                 id,
                 kind: e.kind.clone(),
                 hash: e.hash.clone(),
             }),
-            Some(s) if s.hash != e.hash => out.push(Finding::Differs {
+            Some(s) if s.hash != e.hash => Some(Finding::Differs {
                 id,
                 logged: e.hash.clone(),
                 stored: s.hash.clone(),
             }),
-            Some(_) => {}
+            Some(_) => None,
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -1,10 +1,19 @@
 //! Reading the record back: filtered rows, rows after an id, the shapes of refusals
-//! without a tool.
+//! without a tool. Each is a cursor handed row by row to the caller, so what a view holds does
+//! not grow with the record (decision 0062); the `Vec` forms are for callers that want them all.
+
+use std::ops::ControlFlow;
 
 use super::{Filter, ROW_COLUMNS, RecordError, Row, Store, raw_row};
+
 impl Store {
-    /// The rows `filter` selects, newest first.
-    pub fn query(&self, filter: &Filter) -> Result<Vec<Row>, RecordError> {
+    /// The rows `filter` selects, newest first, each given to `each` as it is read; `each`
+    /// breaks to stop early (a closed stdout).
+    pub fn each_row(
+        &self,
+        filter: &Filter,
+        mut each: impl FnMut(Row) -> ControlFlow<()>,
+    ) -> Result<(), RecordError> {
         let mut sql = format!("SELECT {ROW_COLUMNS} FROM events WHERE 1 = 1");
         let mut args: Vec<rusqlite::types::Value> = Vec::new();
         if !filter.kinds.is_empty() {
@@ -38,22 +47,73 @@ impl Store {
             // A prefix compare rather than LIKE: session ids may contain `_` and `%`.
             sql.push_str(&format!(" AND substr(session_id, 1, length(?{n})) = ?{n}"));
         }
+        if let Some(below) = filter.below_id {
+            // Keyset paging on the primary key: SQLite starts the walk at `below`, so a page
+            // deep in the record costs what the first one does.
+            args.push(below.into());
+            sql.push_str(&format!(" AND id < ?{}", args.len()));
+        }
         sql.push_str(" ORDER BY id DESC");
         if let Some(limit) = filter.limit {
             args.push(i64::try_from(limit).unwrap_or(i64::MAX).into());
             sql.push_str(&format!(" LIMIT ?{}", args.len()));
         }
-        let mut st = self.conn.prepare(&sql).map_err(|e| self.err(&e))?;
-        let raw = st
-            .query_map(rusqlite::params_from_iter(args), raw_row)
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| self.err(&e))?;
-        raw.into_iter().map(|r| r.into_row(&self.path)).collect()
+        self.each_of(&sql, rusqlite::params_from_iter(args), &mut each)
+    }
+
+    /// The rows `filter` selects, newest first, all at once.
+    pub fn query(&self, filter: &Filter) -> Result<Vec<Row>, RecordError> {
+        let mut rows = Vec::new();
+        self.each_row(filter, |r| {
+            rows.push(r);
+            ControlFlow::Continue(())
+        })?;
+        Ok(rows)
+    }
+
+    /// Rows with an id above `after`, oldest first (`audit export`), each given to `each`.
+    pub fn each_row_after(
+        &self,
+        after: i64,
+        mut each: impl FnMut(Row) -> ControlFlow<()>,
+    ) -> Result<(), RecordError> {
+        let sql = format!("SELECT {ROW_COLUMNS} FROM events WHERE id > ?1 ORDER BY id");
+        self.each_of(&sql, [after], &mut each)
+    }
+
+    /// Rows with an id above `after`, oldest first, all at once.
+    pub fn rows_after(&self, after: i64) -> Result<Vec<Row>, RecordError> {
+        let mut rows = Vec::new();
+        self.each_row_after(after, |r| {
+            rows.push(r);
+            ControlFlow::Continue(())
+        })?;
+        Ok(rows)
+    }
+
+    fn each_of(
+        &self,
+        sql: &str,
+        args: impl rusqlite::Params,
+        each: &mut dyn FnMut(Row) -> ControlFlow<()>,
+    ) -> Result<(), RecordError> {
+        let mut st = self.conn.prepare(sql).map_err(|e| self.err(&e))?;
+        let mut rows = st.query(args).map_err(|e| self.err(&e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(&e))? {
+            let row = raw_row(r).map_err(|e| self.err(&e))?.into_row(&self.path)?;
+            if each(row).is_break() {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Refusals that named no tool, counted by the command shape that needs one, most frequent
-    /// first.
-    pub fn missing(&self) -> Result<Vec<(String, u64)>, RecordError> {
+    /// first, each given to `each`.
+    pub fn each_missing(
+        &self,
+        mut each: impl FnMut(String, u64) -> ControlFlow<()>,
+    ) -> Result<(), RecordError> {
         let mut st = self
             .conn
             .prepare(
@@ -62,25 +122,42 @@ impl Store {
                  GROUP BY shape ORDER BY COUNT(*) DESC, shape",
             )
             .map_err(|e| self.err(&e))?;
-        st.query_map([], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?.max(0) as u64))
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(|e| self.err(&e))
+        let mut rows = st.query([]).map_err(|e| self.err(&e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(&e))? {
+            let shape = r.get::<_, String>(0).map_err(|e| self.err(&e))?;
+            let n = r.get::<_, i64>(1).map_err(|e| self.err(&e))?.max(0) as u64;
+            if each(shape, n).is_break() {
+                break;
+            }
+        }
+        Ok(())
     }
 
-    /// Rows with an id above `after`, oldest first (`audit export`).
-    pub fn rows_after(&self, after: i64) -> Result<Vec<Row>, RecordError> {
-        let mut st = self
+    /// Refusals that named no tool, by shape, all at once.
+    pub fn missing(&self) -> Result<Vec<(String, u64)>, RecordError> {
+        let mut shapes = Vec::new();
+        self.each_missing(|shape, n| {
+            shapes.push((shape, n));
+            ControlFlow::Continue(())
+        })?;
+        Ok(shapes)
+    }
+
+    /// Runs `f` on one snapshot of the record: rows hooks append meanwhile are not seen, so
+    /// the passes of a view (the table's widths, then its lines) and a verification's scans
+    /// agree. Sorting and grouping spill to temporary files rather than memory.
+    pub fn snapshot<T>(&self, f: impl FnOnce(&Store) -> T) -> Result<T, RecordError> {
+        self.conn
+            .pragma_update(None, "temp_store", "FILE")
+            .map_err(|e| self.err(&e))?;
+        // Deferred: the read snapshot is taken at the first read, and dropping the
+        // transaction (which wrote nothing) ends it.
+        let tx = self
             .conn
-            .prepare(&format!(
-                "SELECT {ROW_COLUMNS} FROM events WHERE id > ?1 ORDER BY id"
-            ))
+            .unchecked_transaction()
             .map_err(|e| self.err(&e))?;
-        let raw = st
-            .query_map([after], raw_row)
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| self.err(&e))?;
-        raw.into_iter().map(|r| r.into_row(&self.path)).collect()
+        let out = f(self);
+        drop(tx);
+        Ok(out)
     }
 }

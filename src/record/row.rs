@@ -29,6 +29,8 @@ pub struct Filter {
     pub until_ms: Option<i64>,
     /// A session id, or a prefix of one (the table shows them shortened).
     pub session: Option<String>,
+    /// Rows older than this one (id below it): the page after one that ended with it.
+    pub below_id: Option<i64>,
     pub limit: Option<u64>,
 }
 

@@ -8,8 +8,13 @@ use rusqlite::OptionalExtension;
 use std::path::{Path, PathBuf};
 
 impl Store {
-    /// Checks the whole chain and names the first broken row.
+    /// Checks the whole chain and names the first broken row. One row at a time, in one
+    /// snapshot: memory stays the same whatever the record's size (decision 0062).
     pub fn verify(&self) -> Result<Verification, RecordError> {
+        self.snapshot(|store| store.verify_here())?
+    }
+
+    fn verify_here(&self) -> Result<Verification, RecordError> {
         let mut st = self
             .conn
             .prepare(concat!(
@@ -18,10 +23,19 @@ impl Store {
                 ", format, prev_hash, hash, scope FROM events ORDER BY id"
             ))
             .map_err(|e| self.err(&e))?;
-        let links = st
-            .query_map([], link)
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| self.err(&e))?;
+        let mut rows = st.query([]).map_err(|e| self.err(&e))?;
+        let mut walk = chain::Walk::default();
+        let around = Scans {
+            store: self,
+            error: Default::default(),
+        };
+        while let Some(r) = rows.next().map_err(|e| self.err(&e))? {
+            let l = link(r).map_err(|e| self.err(&e))?;
+            if let Some(found) = walk.step(l, &around) {
+                return around.failed().map(|()| found);
+            }
+        }
+        around.failed()?;
         // Only AUTOINCREMENT tables have this row, and only once one was inserted.
         let highest: i64 = self
             .conn
@@ -33,7 +47,61 @@ impl Store {
             .optional()
             .map_err(|e| self.err(&e))?
             .unwrap_or(0);
-        Ok(chain::walk(&links, highest))
+        Ok(walk.end(highest))
+    }
+
+    /// Compares the events a log holds (of this record, or all of them when `whole`) with the
+    /// rows, in id order, giving each finding to `each`; true when the record has rows.
+    pub fn compare_log(
+        &self,
+        log: &logcheck::Spilled,
+        whole: bool,
+        mut each: impl FnMut(logcheck::Finding),
+    ) -> Result<bool, RecordError> {
+        let compared = self.snapshot(|store| -> rusqlite::Result<bool> {
+            let checkpoint: i64 = store
+                .conn
+                .query_row(
+                    "SELECT id FROM events WHERE kind = 'checkpoint' ORDER BY id LIMIT 1",
+                    [],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .unwrap_or(0);
+            // A checkpoint excuses the rows before it only if the log saw the prune too.
+            let pruned = if log.has_checkpoint(whole, checkpoint)? {
+                checkpoint
+            } else {
+                0
+            };
+            let mut st = store
+                .conn
+                .prepare("SELECT id, kind, hash FROM events ORDER BY id")?;
+            let failed = std::cell::Cell::new(None);
+            let stored = st
+                .query_map([], |r| {
+                    Ok(logcheck::Stored {
+                        id: r.get(0)?,
+                        kind: r.get::<_, String>(1).unwrap_or_default(),
+                        hash: chain::hex(&blob(r.get_ref(2)?)),
+                    })
+                })?
+                .map_while(|r| r.map_err(|e| failed.set(Some(e))).ok());
+            let mut merge = logcheck::Merge::new(stored, pruned);
+            log.each(whole, |e| {
+                if let Some(found) = merge.next(&e) {
+                    each(found);
+                }
+            })?;
+            drop(merge);
+            if let Some(e) = failed.take() {
+                return Err(e);
+            }
+            store
+                .conn
+                .query_row("SELECT EXISTS (SELECT 1 FROM events)", [], |r| r.get(0))
+        })?;
+        compared.map_err(|e| self.err(&e))
     }
 
     /// The local anchor checked against the rows: does the row it names still hold its hash?
@@ -71,21 +139,70 @@ impl Store {
             Some(_) => AnchorCheck::Holds(anchor),
         })
     }
+}
 
-    /// Every row's id, kind and hash, oldest first, for comparing with the system log.
-    pub fn hashes(&self) -> Result<Vec<logcheck::Stored>, RecordError> {
-        let mut st = self
-            .conn
-            .prepare("SELECT id, kind, hash FROM events ORDER BY id")
-            .map_err(|e| self.err(&e))?;
-        st.query_map([], |r| {
-            Ok(logcheck::Stored {
-                id: r.get(0)?,
-                kind: r.get::<_, String>(1).unwrap_or_default(),
-                hash: chain::hex(&blob(r.get_ref(2)?)),
-            })
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(|e| self.err(&e))
+/// The rows around a break, found by scanning the record again (once, on a broken chain),
+/// each stored hash read as the walk reads it.
+struct Scans<'a> {
+    store: &'a Store,
+    /// The first error a scan met: the walk's answer is then unsure, and that is said.
+    error: std::cell::RefCell<Option<RecordError>>,
+}
+
+impl Scans<'_> {
+    fn failed(&self) -> Result<(), RecordError> {
+        self.error.take().map_or(Ok(()), Err)
+    }
+
+    fn each(&self, sql: &str, id: i64, mut f: impl FnMut(i64, Vec<u8>) -> bool) {
+        let mut scan = || -> rusqlite::Result<()> {
+            let mut st = self.store.conn.prepare(sql)?;
+            let mut rows = st.query([id])?;
+            while let Some(r) = rows.next()? {
+                if !f(r.get(0)?, blob(r.get_ref(1)?)) {
+                    break;
+                }
+            }
+            Ok(())
+        };
+        if let Err(e) = scan() {
+            self.error.borrow_mut().get_or_insert(self.store.err(&e));
+        }
+    }
+}
+
+impl chain::Around for Scans<'_> {
+    fn after_row_hashed(&self, hash: &[u8], before: i64) -> Option<i64> {
+        let (mut found, mut next) = (false, None);
+        self.each(
+            "SELECT id, hash FROM events WHERE id < ?1 ORDER BY id",
+            before,
+            |id, h| {
+                if found && next.is_none() {
+                    next = Some(id);
+                }
+                if h == hash {
+                    found = true;
+                    next = None;
+                }
+                true
+            },
+        );
+        // The row after the newest match; a match that is the last row before `before`
+        // is followed by `before` itself.
+        found.then_some(next.unwrap_or(before))
+    }
+
+    fn later_links_to(&self, after: i64, prev: &[u8]) -> bool {
+        let mut any = false;
+        self.each(
+            "SELECT id, prev_hash FROM events WHERE id > ?1 ORDER BY id",
+            after,
+            |_, p| {
+                any = p == prev;
+                !any
+            },
+        );
+        any
     }
 }

@@ -1,0 +1,135 @@
+//! A log's events kept on disk while `audit verify --log` compares them: a log file can hold
+//! more events than memory should (a fleet's syslog over months), so each event read is put in
+//! a private temporary SQLite database and read back sorted by id (decision 0062).
+
+use std::io::BufRead;
+
+use rusqlite::{Connection, params};
+
+use super::{Forwarded, parse_line};
+
+/// A line longer than this is skipped: no event the hook forwards comes near it (its input is
+/// at most 8 MiB, which journalctl's byte arrays write in at most four bytes each).
+pub const MAX_LINE: u64 = 64 * 1024 * 1024;
+
+/// The events of one log, spilled to disk.
+pub struct Spilled {
+    conn: Connection,
+    /// Every mesh-guard event read.
+    pub all: u64,
+    /// The events naming this record, or naming none.
+    pub mine: u64,
+    /// Lines skipped for their length, by line number.
+    pub too_long: Vec<u64>,
+}
+
+impl Spilled {
+    /// Reads `input` line by line, keeping every mesh-guard event and marking those of the
+    /// record at `ours`.
+    pub fn read(mut input: impl BufRead, ours: &str) -> Result<Spilled, String> {
+        // An empty name: SQLite's private temporary database, deleted when closed, whose
+        // pages go to a file once its cache is full.
+        let conn = Connection::open("").map_err(|e| e.to_string())?;
+        conn.execute_batch(
+            "PRAGMA temp_store = FILE;
+             CREATE TABLE logged (seq INTEGER PRIMARY KEY, id INTEGER NOT NULL,
+                kind TEXT NOT NULL, hash TEXT NOT NULL, mine INTEGER NOT NULL);
+             BEGIN",
+        )
+        .map_err(|e| e.to_string())?;
+        let mut spilled = Spilled {
+            conn,
+            all: 0,
+            mine: 0,
+            too_long: Vec::new(),
+        };
+        let mut line = Vec::new();
+        let mut number = 0u64;
+        loop {
+            line.clear();
+            number += 1;
+            let n = std::io::Read::take(&mut input, MAX_LINE)
+                .read_until(b'\n', &mut line)
+                .map_err(|e| e.to_string())?;
+            if n == 0 {
+                break;
+            }
+            if line.last() != Some(&b'\n') && n as u64 == MAX_LINE {
+                spilled.too_long.push(number);
+                skip_line(&mut input).map_err(|e| e.to_string())?;
+                continue;
+            }
+            let Some(e) = parse_line(&String::from_utf8_lossy(&line)) else {
+                continue;
+            };
+            let mine = e.record.is_empty() || e.record == ours;
+            spilled
+                .conn
+                .prepare_cached("INSERT INTO logged (id, kind, hash, mine) VALUES (?1, ?2, ?3, ?4)")
+                .and_then(|mut st| st.execute(params![e.id, e.kind, e.hash, mine]))
+                .map_err(|e| e.to_string())?;
+            spilled.all += 1;
+            spilled.mine += u64::from(mine);
+        }
+        spilled
+            .conn
+            .execute_batch("COMMIT")
+            .map_err(|e| e.to_string())?;
+        Ok(spilled)
+    }
+
+    /// Each event in id order, the first logged of each id (a relay's retry is one event):
+    /// of this record only, or of every record when `whole`.
+    pub fn each(&self, whole: bool, mut f: impl FnMut(Forwarded)) -> rusqlite::Result<()> {
+        let mut st = self
+            .conn
+            .prepare("SELECT id, kind, hash FROM logged WHERE mine OR ?1 ORDER BY id, seq")?;
+        let mut rows = st.query([whole])?;
+        let mut last = None;
+        while let Some(r) = rows.next()? {
+            let id: i64 = r.get(0)?;
+            if last == Some(id) {
+                continue;
+            }
+            last = Some(id);
+            f(Forwarded {
+                id,
+                kind: r.get(1)?,
+                hash: r.get(2)?,
+                prev_hash: String::new(),
+                record: String::new(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether the log saw the prune that left checkpoint row `id`.
+    pub fn has_checkpoint(&self, whole: bool, id: i64) -> rusqlite::Result<bool> {
+        self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM logged
+                WHERE (mine OR ?1) AND id = ?2 AND kind = 'checkpoint')",
+            params![whole, id],
+            |r| r.get(0),
+        )
+    }
+}
+
+/// Reads past the rest of a line too long to keep.
+fn skip_line(input: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(at) => {
+                input.consume(at + 1);
+                return Ok(());
+            }
+            None => {
+                let n = buf.len();
+                input.consume(n);
+            }
+        }
+    }
+}
