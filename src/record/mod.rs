@@ -5,6 +5,7 @@
 
 pub mod anchor;
 mod anchor_check;
+mod bulk;
 mod chain;
 mod error;
 mod event;
