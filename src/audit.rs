@@ -1,7 +1,9 @@
 //! The operators' views of the record: a table for the terminal, JSON and CSV for tools, and the
 //! shapes that still need a mesh tool. Pure functions over rows the store returned.
 
-use serde_json::{Value, json};
+use std::borrow::Cow;
+
+use serde::Serialize;
 
 use crate::record::Row;
 
@@ -125,17 +127,21 @@ pub struct Table {
 impl Table {
     /// The header line.
     pub fn header(&self) -> String {
-        let header = COLUMNS.map(str::to_string);
-        self.render(&header, "COMMAND")
+        self.render(&COLUMNS.map(Cow::Borrowed), "COMMAND")
     }
 
     /// One row's line.
     pub fn line(&self, r: &Row) -> String {
         let e = &r.event;
+        let session = clean(&e.session_id);
+        let session = match session.char_indices().nth(SESSION_PREFIX) {
+            Some((end, _)) => Cow::Owned(session[..end].to_string()),
+            None => session,
+        };
         let cells = [
-            format_time(e.time_ms, false),
-            e.kind.to_string(),
-            clean(&e.session_id).chars().take(SESSION_PREFIX).collect(),
+            Cow::Owned(format_time(e.time_ms, false)),
+            Cow::Borrowed(e.kind.as_str()),
+            session,
             clean(&e.rule),
             clean(&e.target),
             clean(&e.scope),
@@ -144,7 +150,7 @@ impl Table {
         self.render(&cells, &e.command)
     }
 
-    fn render(&self, cells: &[String; COLUMNS.len()], command: &str) -> String {
+    fn render(&self, cells: &[Cow<'_, str>; COLUMNS.len()], command: &str) -> String {
         let mut line = String::new();
         for (cell, &w) in cells.iter().zip(&self.widths) {
             let cell = fit(cell, w);
@@ -162,57 +168,89 @@ impl Table {
 
 /// `s` on one line, without the control and bidirectional characters an agent could use to
 /// rewrite what the operator's terminal shows.
-fn clean(s: &str) -> String {
+fn clean(s: &str) -> Cow<'_, str> {
+    let unsafe_char =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !s.chars().any(unsafe_char) {
+        return Cow::Borrowed(s);
+    }
     s.chars()
-        .map(|c| {
-            if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
-                if c.is_whitespace() { ' ' } else { '\u{fffd}' }
-            } else {
-                c
-            }
+        .map(|c| match c {
+            c if !unsafe_char(c) => c,
+            c if c.is_whitespace() => ' ',
+            _ => '\u{fffd}',
         })
         .collect()
 }
 
 /// `s` cleaned and cut to at most `width` characters, the cut marked with an ellipsis.
-fn fit(s: &str, width: usize) -> String {
+fn fit(s: &str, width: usize) -> Cow<'_, str> {
     let s = clean(s);
-    if s.chars().count() <= width {
+    if s.char_indices().nth(width).is_none() {
         return s;
     }
-    let mut cut: String = s.chars().take(width.saturating_sub(1)).collect();
+    // The first `width - 1` characters, and the ellipsis.
+    let end = s
+        .char_indices()
+        .nth(width.saturating_sub(1))
+        .map_or(0, |(at, _)| at);
+    let mut cut = s[..end].to_string();
     cut.push('…');
-    cut
+    Cow::Owned(cut)
 }
 
-/// One row as a JSON object, every field in full.
-pub fn json_object(r: &Row) -> Value {
-    let e = &r.event;
-    json!({
-        "id": r.id,
-        "time": format_time(e.time_ms, true),
-        "time_ms": e.time_ms,
-        "kind": e.kind.as_str(),
-        "agent": e.agent,
-        "session_id": e.session_id,
-        "tool_use_id": e.tool_use_id,
-        "cwd": e.cwd,
-        "user": e.user,
-        "host": e.host,
-        "command": e.command,
-        "rule": e.rule,
-        "target": e.target,
-        "tools": e.tools,
-        "shape": e.shape,
-        "reason": e.reason,
-        "scope": e.scope,
-        "hash": r.hash,
-    })
+/// One row as the JSON views write it: every field in full, in this order.
+#[derive(Serialize)]
+pub struct JsonRow<'a> {
+    id: i64,
+    time: String,
+    time_ms: i64,
+    kind: &'a str,
+    agent: &'a str,
+    session_id: &'a str,
+    tool_use_id: &'a str,
+    cwd: &'a str,
+    user: &'a str,
+    host: &'a str,
+    command: &'a str,
+    rule: &'a str,
+    target: &'a str,
+    tools: &'a [String],
+    shape: &'a str,
+    reason: &'a str,
+    scope: &'a str,
+    hash: &'a str,
+}
+
+impl<'a> JsonRow<'a> {
+    pub fn of(r: &'a Row) -> Self {
+        let e = &r.event;
+        JsonRow {
+            id: r.id,
+            time: format_time(e.time_ms, true),
+            time_ms: e.time_ms,
+            kind: e.kind.as_str(),
+            agent: &e.agent,
+            session_id: &e.session_id,
+            tool_use_id: &e.tool_use_id,
+            cwd: &e.cwd,
+            user: &e.user,
+            host: &e.host,
+            command: &e.command,
+            rule: &e.rule,
+            target: &e.target,
+            tools: &e.tools,
+            shape: &e.shape,
+            reason: &e.reason,
+            scope: &e.scope,
+            hash: &r.hash,
+        }
+    }
 }
 
 /// One row as one line of JSON (`audit export --format jsonl`).
 pub fn render_jsonl_line(r: &Row) -> String {
-    let mut line = json_object(r).to_string();
+    let mut line = serde_json::to_string(&JsonRow::of(r)).unwrap_or_default();
     line.push('\n');
     line
 }
@@ -222,7 +260,7 @@ pub fn render_json(rows: &[Row]) -> String {
     let mut array = JsonArray::pretty();
     let mut out: String = rows
         .iter()
-        .map(|r| array.element(&json_object(r)))
+        .map(|r| array.element(&JsonRow::of(r)))
         .collect();
     out.push_str(&array.end());
     out
@@ -251,7 +289,7 @@ impl JsonArray {
     }
 
     /// The text of the next element, with what comes before it.
-    pub fn element(&mut self, v: &Value) -> String {
+    pub fn element(&mut self, v: &impl Serialize) -> String {
         let lead = match (self.started, self.pretty) {
             (false, true) => "[\n  ",
             (true, true) => ",\n  ",
@@ -260,12 +298,21 @@ impl JsonArray {
         };
         self.started = true;
         let text = if self.pretty {
-            // A pretty element is indented one level; JSON strings hold no raw newline.
-            serde_json::to_string_pretty(v).map(|t| t.replace('\n', "\n  "))
+            serde_json::to_string_pretty(v)
         } else {
             serde_json::to_string(v)
         };
-        format!("{lead}{}", text.unwrap_or_else(|_| "null".to_string()))
+        let text = text.unwrap_or_else(|_| "null".to_string());
+        let mut out = String::with_capacity(lead.len() + text.len() + 64);
+        out.push_str(lead);
+        // A pretty element is indented one level; JSON strings hold no raw newline.
+        for (i, line) in text.split('\n').enumerate() {
+            if i > 0 && self.pretty {
+                out.push_str("\n  ");
+            }
+            out.push_str(line);
+        }
+        out
     }
 
     /// The array's end, and the newline that follows it.
@@ -423,7 +470,7 @@ impl MissingTable {
         let shape = if shape.is_empty() {
             "(shape not recorded)".to_string()
         } else {
-            clean(shape)
+            clean(shape).into_owned()
         };
         format!("{n:>width$}  {shape}\n", width = self.width)
     }

@@ -158,7 +158,7 @@ fn list(
                 let mut array = crate::audit::JsonArray::pretty();
                 store.each_row(filter, |r| {
                     page.take(&r)?;
-                    out.push(&array.element(&crate::audit::json_object(&r)))
+                    out.push(&array.element(&crate::audit::JsonRow::of(&r)))
                 })?;
                 let _ = out.push(&array.end());
             }
