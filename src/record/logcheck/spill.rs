@@ -26,7 +26,15 @@ pub struct Spilled {
 impl Spilled {
     /// Reads `input` line by line, keeping every mesh-guard event and marking those of the
     /// record at `ours`.
-    pub fn read(mut input: impl BufRead, ours: &str) -> Result<Spilled, String> {
+    pub fn read(input: impl BufRead, ours: &str) -> Result<Spilled, String> {
+        Spilled::read_lines_up_to(input, ours, MAX_LINE)
+    }
+
+    fn read_lines_up_to(
+        mut input: impl BufRead,
+        ours: &str,
+        max_line: u64,
+    ) -> Result<Spilled, String> {
         // An empty name: SQLite's private temporary database, deleted when closed, whose
         // pages go to a file once its cache is full.
         let conn = Connection::open("").map_err(|e| e.to_string())?;
@@ -48,13 +56,13 @@ impl Spilled {
         loop {
             line.clear();
             number += 1;
-            let n = std::io::Read::take(&mut input, MAX_LINE)
+            let n = std::io::Read::take(&mut input, max_line)
                 .read_until(b'\n', &mut line)
                 .map_err(|e| e.to_string())?;
             if n == 0 {
                 break;
             }
-            if line.last() != Some(&b'\n') && n as u64 == MAX_LINE {
+            if line.last() != Some(&b'\n') && n as u64 == max_line {
                 spilled.too_long.push(number);
                 skip_line(&mut input).map_err(|e| e.to_string())?;
                 continue;
@@ -131,5 +139,58 @@ fn skip_line(input: &mut impl BufRead) -> std::io::Result<()> {
                 input.consume(n);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(id: i64, kind: &str, hash: &str, record: &str) -> String {
+        format!(
+            "{{\"MESH_GUARD_ID\":\"{id}\",\"MESH_GUARD_KIND\":\"{kind}\",\"MESH_GUARD_HASH\":\"{hash}\",\"MESH_GUARD_RECORD\":\"{record}\"}}\n"
+        )
+    }
+
+    fn events(log: &Spilled, whole: bool) -> Vec<(i64, String)> {
+        let mut out = Vec::new();
+        log.each(whole, |e| out.push((e.id, e.hash))).unwrap();
+        out
+    }
+
+    #[test]
+    fn events_come_back_by_id_first_logged_first_and_of_this_record() {
+        let text = [
+            line(3, "refusal", "c", "/r/a.db"),
+            line(1, "refusal", "a", "/r/a.db"),
+            "unrelated\n".to_string(),
+            line(2, "refusal", "b", ""),
+            line(1, "refusal", "retry", "/r/a.db"),
+            line(2, "refusal", "other", "/r/b.db"),
+            line(4, "checkpoint", "d", "/r/b.db"),
+        ]
+        .concat();
+        let log = Spilled::read(text.as_bytes(), "/r/a.db").unwrap();
+        assert_eq!((log.all, log.mine), (6, 4));
+        let hashes = |v: Vec<(i64, String)>| v.into_iter().map(|(_, h)| h).collect::<Vec<_>>();
+        assert_eq!(hashes(events(&log, false)), ["a", "b", "c"]);
+        assert_eq!(hashes(events(&log, true)), ["a", "b", "c", "d"]);
+        assert!(log.has_checkpoint(true, 4).unwrap());
+        assert!(!log.has_checkpoint(false, 4).unwrap());
+    }
+
+    #[test]
+    fn a_line_past_the_limit_is_skipped_and_named() {
+        let long = format!("{}{}", line(9, "refusal", "x", ""), "y".repeat(300));
+        let text = [
+            line(1, "refusal", "a", ""),
+            long.replace('\n', ""),
+            "\n".into(),
+            line(2, "refusal", "b", ""),
+        ]
+        .concat();
+        let log = Spilled::read_lines_up_to(text.as_bytes(), "", 200).unwrap();
+        assert_eq!(log.too_long, [2]);
+        assert_eq!(events(&log, false), [(1, "a".into()), (2, "b".into())]);
     }
 }
