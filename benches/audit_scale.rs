@@ -53,7 +53,7 @@ fn event(i: u64, total: u64, start_ms: i64) -> Event {
     );
     e.rule = "remote-access".into();
     e.target = machine.into();
-    if kind == Kind::Refusal && i % 5 == 0 {
+    if kind == Kind::Refusal && i.is_multiple_of(5) {
         e.shape = SHAPES[(i / 5 % SHAPES.len() as u64) as usize].into();
     } else {
         e.tools = vec![format!("mesh logs controller --machine {machine}")];
@@ -65,8 +65,13 @@ fn event(i: u64, total: u64, start_ms: i64) -> Event {
     e
 }
 
-/// Runs `args` against `db`; wall time, peak resident memory in KiB, exit code.
-fn measure(db: &Path, args: &[&str]) -> (Duration, i64, i32) {
+/// One view's run: wall time, peak resident memory in KiB, exit code.
+type Measured = (Duration, i64, i32);
+
+/// Runs `args` against `db`.
+// The child is reaped by `wait4`, which also gives its resource usage; `Child::wait` cannot.
+#[allow(clippy::zombie_processes)]
+fn measure(db: &Path, args: &[&str]) -> Measured {
     let t = Instant::now();
     let child = Command::new(binary())
         .arg("--db")
@@ -135,7 +140,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let start_ms = mesh_guard::record::now_ms() - 23 * 3_600_000;
     let mut store = Store::open(&db)?;
     let (mut grown, mut logged) = (0u64, 0i64);
-    let mut results: Vec<(String, Vec<(Duration, i64, i32)>)> = Vec::new();
+    let mut results: Vec<(String, Vec<Measured>)> = Vec::new();
     for &size in &sizes {
         let t = Instant::now();
         store.append_bulk((grown..size).map(|i| event(i, total, start_ms)))?;

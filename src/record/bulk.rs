@@ -27,11 +27,9 @@ impl Store {
                 .map_err(err)?;
             let ends = chain_ends(&tx).map_err(err)?;
             let mut prev = ends.head.unwrap_or_else(|| chain::GENESIS.to_vec());
-            let mut id = ends.next;
-            for e in events.by_ref().take(BATCH) {
+            for (id, e) in (ends.next..).zip(events.by_ref().take(BATCH)) {
                 prev = insert(&tx, &path, id, &e, &prev, "")?.to_vec();
                 last = Some((ends.first.unwrap_or(ends.next), id, chain::hex(&prev)));
-                id += 1;
             }
             tx.commit().map_err(err)?;
         }

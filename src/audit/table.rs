@@ -1,0 +1,181 @@
+//! The table for a terminal: aligned columns, labels and the command cut to the width, laid out
+//! from a first pass over the rows (`Widths`) and printed in a second (`Table`).
+
+use std::borrow::Cow;
+
+use super::format_time;
+use crate::record::Row;
+
+/// Rules and targets longer than this are cut, so the command keeps most of the line.
+const MAX_LABEL: usize = 24;
+/// On a narrow terminal, rules and targets give up width down to this for the command.
+const MIN_LABEL: usize = 8;
+/// The command column keeps at least this many characters, even past the terminal's edge.
+const MIN_COMMAND: usize = 12;
+/// Session ids are shown by this prefix, which `audit --session` accepts back.
+const SESSION_PREFIX: usize = 8;
+const GAP: &str = "  ";
+
+/// The table's columns before the command; those from `RULE` on are labels, cut to fit.
+const COLUMNS: [&str; 7] = [
+    "TIME", "KIND", "SESSION", "RULE", "TARGET", "SCOPE", "REASON",
+];
+/// The first label column: labels give up width before the command does.
+const FIRST_LABEL: usize = 3;
+
+/// What the table says when no row matches.
+pub const NO_EVENTS: &str = "no recorded events match\n";
+
+/// Recorded rows as aligned columns: time (UTC, to the second), kind, session (its first 8
+/// characters), rule, target, the override's scope and reason, and the command, cut with an
+/// ellipsis to fit `width` (`usize::MAX`: the whole command).
+pub fn render_table(rows: &[Row], width: usize) -> String {
+    if rows.is_empty() {
+        return NO_EVENTS.to_string();
+    }
+    let mut widths = Widths::default();
+    rows.iter().for_each(|r| widths.measure(r));
+    let table = widths.table(width);
+    let mut out = table.header();
+    for r in rows {
+        out.push_str(&table.line(r));
+    }
+    out
+}
+
+/// The widest cell of each column before the command, measured row by row: the table's first
+/// pass over the record, so that its lines, printed in a second pass, align as if every row
+/// had been held at once.
+#[derive(Debug, Clone)]
+pub struct Widths([usize; COLUMNS.len()]);
+
+impl Default for Widths {
+    fn default() -> Self {
+        Widths(COLUMNS.map(|h| h.chars().count()))
+    }
+}
+
+impl Widths {
+    pub fn measure(&mut self, r: &Row) {
+        // Cleaning keeps the number of characters, so the raw fields are counted.
+        let e = &r.event;
+        let cells = [
+            format_time(e.time_ms, false).chars().count(),
+            e.kind.as_str().chars().count(),
+            e.session_id.chars().take(SESSION_PREFIX).count(),
+            e.rule.chars().count(),
+            e.target.chars().count(),
+            e.scope.chars().count(),
+            e.reason.chars().count(),
+        ];
+        for (w, c) in self.0.iter_mut().zip(cells) {
+            *w = (*w).max(c);
+        }
+    }
+
+    /// The layout for a terminal `width` columns wide.
+    pub fn table(self, width: usize) -> Table {
+        let mut widths = self.0;
+        for w in &mut widths[FIRST_LABEL..] {
+            *w = (*w).min(MAX_LABEL);
+        }
+        let used = |widths: &[usize]| widths.iter().sum::<usize>() + GAP.len() * widths.len();
+        // Narrow terminal: the label columns shrink first, one character at a time from the
+        // widest, so the command stays readable.
+        while width.saturating_sub(used(&widths)) < MIN_COMMAND {
+            let (widest, &w) = widths[FIRST_LABEL..]
+                .iter()
+                .enumerate()
+                .rev()
+                .max_by_key(|(_, w)| **w)
+                .unwrap_or((0, &0));
+            if w <= MIN_LABEL {
+                break;
+            }
+            widths[FIRST_LABEL + widest] -= 1;
+        }
+        let command = width.saturating_sub(used(&widths)).max(MIN_COMMAND);
+        Table { widths, command }
+    }
+}
+
+/// The table's layout: each column's width, the command's last.
+pub struct Table {
+    widths: [usize; COLUMNS.len()],
+    command: usize,
+}
+
+impl Table {
+    /// The header line.
+    pub fn header(&self) -> String {
+        self.render(&COLUMNS.map(Cow::Borrowed), "COMMAND")
+    }
+
+    /// One row's line.
+    pub fn line(&self, r: &Row) -> String {
+        let e = &r.event;
+        let session = clean(&e.session_id);
+        let session = match session.char_indices().nth(SESSION_PREFIX) {
+            Some((end, _)) => Cow::Owned(session[..end].to_string()),
+            None => session,
+        };
+        let cells = [
+            Cow::Owned(format_time(e.time_ms, false)),
+            Cow::Borrowed(e.kind.as_str()),
+            session,
+            clean(&e.rule),
+            clean(&e.target),
+            clean(&e.scope),
+            clean(&e.reason),
+        ];
+        self.render(&cells, &e.command)
+    }
+
+    fn render(&self, cells: &[Cow<'_, str>; COLUMNS.len()], command: &str) -> String {
+        let mut line = String::new();
+        for (cell, &w) in cells.iter().zip(&self.widths) {
+            let cell = fit(cell, w);
+            let pad = w.saturating_sub(cell.chars().count());
+            line.push_str(&cell);
+            line.extend(std::iter::repeat_n(' ', pad));
+            line.push_str(GAP);
+        }
+        line.push_str(&fit(command, self.command));
+        line.truncate(line.trim_end().len());
+        line.push('\n');
+        line
+    }
+}
+
+/// `s` on one line, without the control and bidirectional characters an agent could use to
+/// rewrite what the operator's terminal shows.
+pub(super) fn clean(s: &str) -> Cow<'_, str> {
+    let unsafe_char =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !s.chars().any(unsafe_char) {
+        return Cow::Borrowed(s);
+    }
+    s.chars()
+        .map(|c| match c {
+            c if !unsafe_char(c) => c,
+            c if c.is_whitespace() => ' ',
+            _ => '\u{fffd}',
+        })
+        .collect()
+}
+
+/// `s` cleaned and cut to at most `width` characters, the cut marked with an ellipsis.
+fn fit(s: &str, width: usize) -> Cow<'_, str> {
+    let s = clean(s);
+    if s.char_indices().nth(width).is_none() {
+        return s;
+    }
+    // The first `width - 1` characters, and the ellipsis.
+    let end = s
+        .char_indices()
+        .nth(width.saturating_sub(1))
+        .map_or(0, |(at, _)| at);
+    let mut cut = s[..end].to_string();
+    cut.push('…');
+    Cow::Owned(cut)
+}
