@@ -231,6 +231,8 @@ fn after_and_limit_in_the_table_and_csv() {
     let last = audit(&db, &["--format", "csv", "--after", "3", "--limit", "2"]);
     assert_eq!(last.stdout.lines().count(), 3, "{}", last.stdout);
     assert_eq!(last.stderr, "");
+    let none = audit(&db, &["--format", "json", "--limit", "0"]);
+    assert_eq!((none.stdout.as_str(), none.stderr.as_str()), ("[]\n", ""));
     let past = audit(&db, &["--after", "1"]);
     assert_eq!(past.stdout, "no recorded events match\n");
     // A table page is laid out for its own rows: the long rule of row 9 is not in it.

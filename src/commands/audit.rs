@@ -170,7 +170,7 @@ fn list(
                 })?;
             }
         }
-        Ok(page.more.then_some(page.last))
+        Ok((page.more && page.shown > 0).then_some(page.last))
     })??;
     if let Some(last) = last {
         out.flush();
