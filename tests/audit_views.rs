@@ -248,3 +248,18 @@ fn after_and_limit_in_the_table_and_csv() {
         narrow.stdout
     );
 }
+
+#[test]
+fn a_nul_in_a_field_lays_the_table_out_as_measuring_each_row_does() {
+    let dir = Scratch::new("audit-nul");
+    let db = record(&dir);
+    let mut store = Store::open(&db).unwrap();
+    let mut e = event(Kind::Refusal, 12, "ssh atlas");
+    // SQLite's `length` stops at the NUL; the table counts every character.
+    e.target = "atlas\0 and a longer tail".into();
+    store.append(&e).unwrap();
+    let rows = store.query(&mesh_guard::record::Filter::default()).unwrap();
+    let want = mesh_guard::audit::render_table(&rows, usize::MAX);
+    assert_eq!(audit(&db, &["--wide"]).stdout, want);
+    assert!(want.contains("atlas\u{fffd} and a longer tail"), "{want}");
+}

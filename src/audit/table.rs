@@ -73,6 +73,33 @@ impl Widths {
         }
     }
 
+    /// The widths the rows of `extent` need: what measuring each would give. A time's width
+    /// grows with its year's distance from zero, so the earliest and the latest bound it.
+    pub fn of(extent: &crate::record::Extent) -> Widths {
+        let time = [extent.earliest_ms, extent.latest_ms]
+            .map(|t| format_time(t, false).chars().count())
+            .into_iter()
+            .max()
+            .unwrap_or(0);
+        let [kind, session, rule, target, scope, reason] = extent
+            .longest
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        let cells = [
+            time,
+            kind,
+            session.min(SESSION_PREFIX),
+            rule,
+            target,
+            scope,
+            reason,
+        ];
+        let mut widths = Widths::default();
+        for (w, c) in widths.0.iter_mut().zip(cells) {
+            *w = (*w).max(c);
+        }
+        widths
+    }
+
     /// The layout for a terminal `width` columns wide.
     pub fn table(self, width: usize) -> Table {
         let mut widths = self.0;

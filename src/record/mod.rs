@@ -28,6 +28,7 @@ mod write;
 
 pub use anchor_check::*;
 pub use event::*;
+pub use read::Extent;
 pub use row::*;
 pub use write::*;
 

@@ -14,51 +14,46 @@ impl Store {
         filter: &Filter,
         mut each: impl FnMut(Row) -> ControlFlow<()>,
     ) -> Result<(), RecordError> {
-        let mut sql = format!("SELECT {ROW_COLUMNS} FROM events WHERE 1 = 1");
-        let mut args: Vec<rusqlite::types::Value> = Vec::new();
-        if !filter.kinds.is_empty() {
-            let mut any = Vec::new();
-            for kind in &filter.kinds {
-                args.push(kind.as_str().to_string().into());
-                any.push(format!("?{}", args.len()));
-            }
-            sql.push_str(&format!(" AND kind IN ({})", any.join(", ")));
-        }
-        if let Some(rule) = &filter.rule {
-            args.push(rule.clone().into());
-            sql.push_str(&format!(" AND rule = ?{}", args.len()));
-        }
-        if let Some(target) = &filter.target {
-            args.push(target.clone().into());
-            // instr, not LIKE: targets may contain `_` and `%`.
-            sql.push_str(&format!(" AND instr(target, ?{}) > 0", args.len()));
-        }
-        if let Some(since) = filter.since_ms {
-            args.push(since.into());
-            sql.push_str(&format!(" AND time_ms >= ?{}", args.len()));
-        }
-        if let Some(until) = filter.until_ms {
-            args.push(until.into());
-            sql.push_str(&format!(" AND time_ms <= ?{}", args.len()));
-        }
-        if let Some(session) = &filter.session {
-            args.push(session.clone().into());
-            let n = args.len();
-            // A prefix compare rather than LIKE: session ids may contain `_` and `%`.
-            sql.push_str(&format!(" AND substr(session_id, 1, length(?{n})) = ?{n}"));
-        }
-        if let Some(below) = filter.below_id {
-            // Keyset paging on the primary key: SQLite starts the walk at `below`, so a page
-            // deep in the record costs what the first one does.
-            args.push(below.into());
-            sql.push_str(&format!(" AND id < ?{}", args.len()));
-        }
-        sql.push_str(" ORDER BY id DESC");
-        if let Some(limit) = filter.limit {
-            args.push(i64::try_from(limit).unwrap_or(i64::MAX).into());
-            sql.push_str(&format!(" LIMIT ?{}", args.len()));
-        }
+        let (selection, args) = selection(filter);
+        let sql = format!("SELECT {ROW_COLUMNS} FROM events {selection}");
         self.each_of(&sql, rusqlite::params_from_iter(args), &mut each)
+    }
+
+    /// The extent of the rows `filter` selects, for laying a table out before printing it,
+    /// measured by SQLite without decoding a row; `None` when a text holds a NUL character,
+    /// where SQLite's `length` stops counting.
+    pub fn extent(&self, filter: &Filter) -> Result<Option<Extent>, RecordError> {
+        let (selection, args) = selection(filter);
+        let nul = |c: &str| format!("instr(CAST({c} AS BLOB), X'00')");
+        let sql = format!(
+            "SELECT count(*), min(time_ms), max(time_ms), max(length(kind)),
+                max(length(session_id)), max(length(rule)), max(length(target)),
+                max(length(scope)), max(length(reason)), max({} + {} + {} + {} + {} + {})
+             FROM (SELECT time_ms, kind, session_id, rule, target, scope, reason
+                FROM events {selection})",
+            nul("kind"),
+            nul("session_id"),
+            nul("rule"),
+            nul("target"),
+            nul("scope"),
+            nul("reason"),
+        );
+        let found = self
+            .conn
+            .query_row(&sql, rusqlite::params_from_iter(args), |r| {
+                let n = |i: usize| -> rusqlite::Result<u64> {
+                    Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0).max(0) as u64)
+                };
+                let extent = Extent {
+                    rows: n(0)?,
+                    earliest_ms: r.get::<_, Option<i64>>(1)?.unwrap_or(0),
+                    latest_ms: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
+                    longest: [n(3)?, n(4)?, n(5)?, n(6)?, n(7)?, n(8)?],
+                };
+                Ok((n(9)? == 0).then_some(extent))
+            })
+            .map_err(|e| self.err(&e))?;
+        Ok(found)
     }
 
     /// The rows `filter` selects, newest first, all at once.
@@ -160,4 +155,63 @@ impl Store {
         drop(tx);
         Ok(out)
     }
+}
+
+/// How many rows a selection holds, their earliest and latest times, and the longest text, in
+/// characters, of `kind`, `session_id`, `rule`, `target`, `scope` and `reason`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extent {
+    pub rows: u64,
+    pub earliest_ms: i64,
+    pub latest_ms: i64,
+    pub longest: [u64; 6],
+}
+
+/// The `WHERE`, `ORDER BY` and `LIMIT` of the rows `filter` selects, and their arguments.
+fn selection(filter: &Filter) -> (String, Vec<rusqlite::types::Value>) {
+    let mut sql = "WHERE 1 = 1".to_string();
+    let mut args: Vec<rusqlite::types::Value> = Vec::new();
+    if !filter.kinds.is_empty() {
+        let mut any = Vec::new();
+        for kind in &filter.kinds {
+            args.push(kind.as_str().to_string().into());
+            any.push(format!("?{}", args.len()));
+        }
+        sql.push_str(&format!(" AND kind IN ({})", any.join(", ")));
+    }
+    if let Some(rule) = &filter.rule {
+        args.push(rule.clone().into());
+        sql.push_str(&format!(" AND rule = ?{}", args.len()));
+    }
+    if let Some(target) = &filter.target {
+        args.push(target.clone().into());
+        // instr, not LIKE: targets may contain `_` and `%`.
+        sql.push_str(&format!(" AND instr(target, ?{}) > 0", args.len()));
+    }
+    if let Some(since) = filter.since_ms {
+        args.push(since.into());
+        sql.push_str(&format!(" AND time_ms >= ?{}", args.len()));
+    }
+    if let Some(until) = filter.until_ms {
+        args.push(until.into());
+        sql.push_str(&format!(" AND time_ms <= ?{}", args.len()));
+    }
+    if let Some(session) = &filter.session {
+        args.push(session.clone().into());
+        let n = args.len();
+        // A prefix compare rather than LIKE: session ids may contain `_` and `%`.
+        sql.push_str(&format!(" AND substr(session_id, 1, length(?{n})) = ?{n}"));
+    }
+    if let Some(below) = filter.below_id {
+        // Keyset paging on the primary key: SQLite starts the walk at `below`, so a page
+        // deep in the record costs what the first one does.
+        args.push(below.into());
+        sql.push_str(&format!(" AND id < ?{}", args.len()));
+    }
+    sql.push_str(" ORDER BY id DESC");
+    if let Some(limit) = filter.limit {
+        args.push(i64::try_from(limit).unwrap_or(i64::MAX).into());
+        sql.push_str(&format!(" LIMIT ?{}", args.len()));
+    }
+    (sql, args)
 }
