@@ -246,35 +246,56 @@ fn csv_line(out: &mut String, fields: impl IntoIterator<Item = String>) {
 }
 
 /// `audit missing --format csv`: the shapes and their counts, RFC 4180.
-pub fn render_missing_csv(shapes: &[(String, u64)]) -> String {
+pub fn render_missing_csv(shapes: &[(String, u64, u64)]) -> String {
     let mut out = String::new();
-    csv_line(&mut out, ["shape".to_string(), "refusals".to_string()]);
-    for (shape, n) in shapes {
-        csv_line(&mut out, [shape.clone(), n.to_string()]);
+    csv_line(
+        &mut out,
+        ["shape", "refusals", "would_refuse"].map(String::from),
+    );
+    for (shape, refused, reported) in shapes {
+        csv_line(
+            &mut out,
+            [shape.clone(), refused.to_string(), reported.to_string()],
+        );
     }
     out
 }
 
 /// The command shapes refusals found no tool for, with how often, as `Store::missing` returns
-/// them: what the operator should have a mesh tool made for.
-pub fn render_missing(shapes: &[(String, u64)]) -> String {
+/// them: what the operator should have a mesh tool made for. The would-refuse rows of
+/// report-only mode get their own column once there are any.
+pub fn render_missing(shapes: &[(String, u64, u64)]) -> String {
     if shapes.is_empty() {
         return "every recorded refusal named a mesh tool\n".to_string();
     }
-    let width = shapes
-        .iter()
-        .map(|(_, n)| n.to_string().len())
-        .max()
-        .unwrap_or(0)
-        .max("COUNT".len());
-    let mut out = format!("{:>width$}  SHAPE NEEDING A TOOL\n", "COUNT");
-    for (shape, n) in shapes {
+    let reported = shapes.iter().any(|&(_, _, n)| n > 0);
+    let (first, second) = if reported {
+        ("REFUSED", "WOULD-REFUSE  ")
+    } else {
+        ("COUNT", "")
+    };
+    let width = |column: &str, n: fn(&(String, u64, u64)) -> u64| {
+        shapes
+            .iter()
+            .map(|s| n(s).to_string().len())
+            .max()
+            .unwrap_or(0)
+            .max(column.len())
+    };
+    let w1 = width(first, |s| s.1);
+    let w2 = width(second.trim_end(), |s| s.2);
+    let mut out = format!("{first:>w1$}  {second}SHAPE NEEDING A TOOL\n");
+    for (shape, refused, would) in shapes {
         let shape = if shape.is_empty() {
             "(shape not recorded)".to_string()
         } else {
             clean(shape)
         };
-        out.push_str(&format!("{n:>width$}  {shape}\n"));
+        out.push_str(&format!("{refused:>w1$}  "));
+        if reported {
+            out.push_str(&format!("{would:>w2$}  "));
+        }
+        out.push_str(&format!("{shape}\n"));
     }
     out
 }

@@ -98,7 +98,7 @@ pub enum Command {
     Audit {
         #[command(subcommand)]
         action: Option<AuditAction>,
-        /// Only events of these kinds: refusal, override, override-attempt, session-start (repeat it, or separate with commas)
+        /// Only events of these kinds: refusal, would-refuse, override, override-attempt, session-start, gap, checkpoint (repeat it, or separate with commas)
         #[arg(long, value_name = "KIND", value_delimiter = ',')]
         kind: Vec<String>,
         /// Only events of this rule (remote-access, remote-daemon, forge-account, self-protection, …)

@@ -79,7 +79,7 @@ fn missing_as_csv() {
     let out = audit(&dir, &["missing", "--format", "csv"]);
     assert_eq!(out.code, 0);
     assert!(
-        out.stdout.starts_with("shape,refusals\r\n"),
+        out.stdout.starts_with("shape,refusals,would_refuse\r\n"),
         "{}",
         out.stdout
     );

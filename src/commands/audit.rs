@@ -71,7 +71,7 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
                         serde_json::json!(
                             shapes
                                 .iter()
-                                .map(|(s, n)| serde_json::json!({"shape": s, "refusals": n}))
+                                .map(|(s, n, w)| serde_json::json!({"shape": s, "refusals": n, "would_refuse": w}))
                                 .collect::<Vec<_>>()
                         )
                     ),
@@ -105,7 +105,7 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
                     Ok(kind) => kinds.push(kind),
                     Err(_) => {
                         errln!(
-                            "error: unknown kind `{k}` (expected refusal, override, override-attempt or session-start)"
+                            "error: unknown kind `{k}` (expected refusal, would-refuse, override, override-attempt, session-start, gap or checkpoint)"
                         );
                         return exit::ERROR;
                     }

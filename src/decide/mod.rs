@@ -80,6 +80,20 @@ pub enum PassReason {
     NotMesh,
     /// `git_user@forge`: the forge's git account.
     ForgeAccount { account: String },
+    /// It would be refused, and the catalog sets what it reaches to report-only mode: it
+    /// passes, and the hook records the refusal it would have been (decision 0060).
+    Reported(Box<Refusal>),
+}
+
+impl Decision {
+    /// The refusal the catalog and rules make, enforced or only reported.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match self {
+            Decision::Refuse(refusal) => Some(refusal),
+            Decision::Pass(PassReason::Reported(refusal)) => Some(refusal),
+            Decision::Pass(_) => None,
+        }
+    }
 }
 
 /// The guard's own setup is broken: the operator's to fix, never the agent's.

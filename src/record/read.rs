@@ -52,18 +52,19 @@ impl Store {
     }
 
     /// Refusals that named no tool, counted by the command shape that needs one, most frequent
-    /// first.
-    pub fn missing(&self) -> Result<Vec<(String, u64)>, RecordError> {
+    /// first: (shape, refusals, would-refuse rows of report-only mode).
+    pub fn missing(&self) -> Result<Vec<(String, u64, u64)>, RecordError> {
         let mut st = self
             .conn
             .prepare(
-                "SELECT shape, COUNT(*) FROM events
-                 WHERE kind = 'refusal' AND tools = '[]'
+                "SELECT shape, SUM(kind = 'refusal'), SUM(kind = 'would-refuse') FROM events
+                 WHERE kind IN ('refusal', 'would-refuse') AND tools = '[]'
                  GROUP BY shape ORDER BY COUNT(*) DESC, shape",
             )
             .map_err(|e| self.err(&e))?;
+        let count = |r: &rusqlite::Row<'_>, i| r.get::<_, i64>(i).map(|n| n.max(0) as u64);
         st.query_map([], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?.max(0) as u64))
+            Ok((r.get::<_, String>(0)?, count(r, 1)?, count(r, 2)?))
         })
         .and_then(|rows| rows.collect())
         .map_err(|e| self.err(&e))
