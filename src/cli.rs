@@ -144,6 +144,18 @@ pub enum Command {
         #[arg(long)]
         mcp: bool,
     },
+    /// Decide every shell command in agents' session transcripts, record nothing, and report what would be refused
+    #[command(
+        after_help = "Without PATH: the agents' own transcripts (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, ~/.copilot/session-state).\n\nExample:\n  mesh-guard replay\n  mesh-guard replay ~/.claude/projects/-srv-app --format json"
+    )]
+    Replay {
+        /// Transcript files, or directories of them (*.jsonl) [default: the agents' own]
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// table: a summary for a terminal; json: every figure; csv: one row per figure
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
     /// List the mesh tools that replace a shell command, best first (exit 1 when none)
     #[command(
         after_help = "Example:\n  mesh-guard search ssh atlas systemctl status mesh-controller"
