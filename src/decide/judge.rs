@@ -175,6 +175,17 @@ impl Guard<'_> {
     }
 }
 
+impl Decision {
+    /// The refusal the catalog and rules make, enforced or only reported.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match self {
+            Decision::Refuse(refusal) => Some(refusal),
+            Decision::Pass(PassReason::Reported(refusal)) => Some(refusal),
+            Decision::Pass(_) => None,
+        }
+    }
+}
+
 /// The refusal, when the catalog enforces its rule where it reaches; else kept as the first
 /// one reported (decision 0060), and the walk goes on.
 fn enforced(

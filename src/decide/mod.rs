@@ -85,17 +85,6 @@ pub enum PassReason {
     Reported(Box<Refusal>),
 }
 
-impl Decision {
-    /// The refusal the catalog and rules make, enforced or only reported.
-    pub fn refusal(&self) -> Option<&Refusal> {
-        match self {
-            Decision::Refuse(refusal) => Some(refusal),
-            Decision::Pass(PassReason::Reported(refusal)) => Some(refusal),
-            Decision::Pass(_) => None,
-        }
-    }
-}
-
 /// The guard's own setup is broken: the operator's to fix, never the agent's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Broken {
