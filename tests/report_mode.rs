@@ -338,3 +338,22 @@ fn a_bad_mode_is_an_error_naming_its_file_and_line() {
         "{all}"
     );
 }
+
+#[test]
+fn a_would_refuse_row_is_forwarded_to_the_system_log_like_every_row() {
+    let dir = setup("report-forward", "\n[mode]\ndefault = \"report\"\n", None);
+    let socket = dir.path("log.sock");
+    let listener = std::os::unix::net::UnixDatagram::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let mut vars = env(&dir);
+    vars.retain(|(k, _)| *k != "MESH_GUARD_SYSLOG");
+    vars.push(("MESH_GUARD_SYSLOG", format!("unix:{}", socket.display())));
+    let out = call_env(&["hook"], &vars, &bash_event("ssh atlas uptime"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut buf = vec![0u8; 64 * 1024];
+    let n = listener.recv(&mut buf).expect("the row was forwarded");
+    let line = String::from_utf8_lossy(&buf[..n]);
+    assert!(line.contains("kind=\"would-refuse\""), "{line}");
+    let hash = rows(&dir)[0]["hash"].as_str().unwrap().to_string();
+    assert!(line.contains(&hash), "the forwarded event carries the row's hash: {line}");
+}

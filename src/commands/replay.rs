@@ -58,8 +58,7 @@ pub fn run(paths: &Paths, given: &[PathBuf], format: Format) -> i32 {
     let mut progress = Progress::new();
     for (path, agent) in &sources {
         let walked = replay::walk(path, *agent, &mut |file| {
-            replay_file(paths, &rules, &catalog, file, &mut tally);
-            progress.tick(&tally);
+            replay_file(paths, &rules, &catalog, file, &mut tally, &mut progress);
         });
         if let Err(e) = walked {
             let shown = path.display().to_string();
@@ -85,10 +84,12 @@ fn replay_file(
     catalog: &crate::catalog::LazyCatalog,
     file: &Path,
     tally: &mut Tally,
+    progress: &mut Progress,
 ) {
     let shown = file.display().to_string();
     let read = replay::read(file, &mut |found| {
         tally.command(&found);
+        progress.tick(tally);
         // The directory the command ran in, where it is still there (scripts, compose files
         // and ssh settings are read from it as the hook would).
         let cwd = Some(PathBuf::from(&found.cwd)).filter(|d| d.is_absolute() && d.is_dir());
@@ -161,10 +162,10 @@ impl Progress {
         if due {
             self.last = Some(now);
             errln!(
-                "mesh-guard replay: {} transcripts, {} commands read, {} would be refused…",
-                tally.files,
+                "mesh-guard replay: {} commands read, {} would be refused, {} transcripts done…",
                 tally.commands,
-                tally.would_refuse
+                tally.would_refuse,
+                tally.files,
             );
         }
     }
@@ -172,7 +173,7 @@ impl Progress {
     fn done(&self, tally: &Tally) {
         if self.last.is_some() {
             errln!(
-                "mesh-guard replay: done: {} transcripts, {} commands",
+                "mesh-guard replay: done: {} transcripts read, {} commands",
                 tally.files,
                 tally.commands
             );
