@@ -206,6 +206,10 @@ pub fn answer_reported(
         reported.shape = refusal.shape.clone();
     }
     reported.reason = message.to_string();
+    // Every row of a session with an override carries its scope (decision 0015).
+    if override_reason().is_some() {
+        reported.scope = scope_text();
+    }
     if let Err(e) = append(paths, &reported) {
         errln!("{}", not_recorded(paths, &e));
     }

@@ -355,5 +355,8 @@ fn a_would_refuse_row_is_forwarded_to_the_system_log_like_every_row() {
     let line = String::from_utf8_lossy(&buf[..n]);
     assert!(line.contains("kind=\"would-refuse\""), "{line}");
     let hash = rows(&dir)[0]["hash"].as_str().unwrap().to_string();
-    assert!(line.contains(&hash), "the forwarded event carries the row's hash: {line}");
+    assert!(
+        line.contains(&hash),
+        "the forwarded event carries the row's hash: {line}"
+    );
 }

@@ -117,8 +117,13 @@ impl Guard<'_> {
                     Some((value, kind.to_string())),
                 )
             };
-            return enforced(catalog, refusal, &mut reported)
-                .unwrap_or_else(|| self.judge_rest(catalog, source, &walk, forge, reported));
+            if let Some(enforced) = enforced(catalog, refusal, &mut reported) {
+                return enforced;
+            }
+            // Only reported: what could not be parsed is still looked at.
+            walk.unparsable
+                .first()
+                .map(|text| (vec![text.clone()], Why::Unparsable))
         } else {
             walk.unparsable
                 .first()
