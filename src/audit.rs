@@ -112,7 +112,7 @@ pub fn render_table(rows: &[Row], width: usize) -> String {
 
 /// `s` on one line, without the control and bidirectional characters an agent could use to
 /// rewrite what the operator's terminal shows.
-fn clean(s: &str) -> String {
+pub(crate) fn clean(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {

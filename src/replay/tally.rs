@@ -242,22 +242,18 @@ pub fn render_table(t: &Tally) -> String {
     if !t.examples.is_empty() {
         out.push_str("\nEXAMPLES\n");
         for e in &t.examples {
-            let session: String = e.found.session.chars().take(8).collect();
+            // Every field but the agent and the rule is the transcript's text.
+            let shown = |text: &str, width: usize| match one_line(text) {
+                text if text.is_empty() => "-".to_string(),
+                text => text.chars().take(width).collect(),
+            };
             out.push_str(&format!(
                 "{}  {}  {}  {}  {}  {}\n",
-                if e.found.time.is_empty() {
-                    "-"
-                } else {
-                    &e.found.time
-                },
+                shown(&e.found.time, 40),
                 e.found.agent,
-                if session.is_empty() {
-                    "-".into()
-                } else {
-                    session
-                },
+                shown(&e.found.session, 8),
                 e.rule,
-                if e.target.is_empty() { "-" } else { &e.target },
+                shown(&e.target, 40),
                 one_line(&e.found.command)
             ));
         }
@@ -275,16 +271,45 @@ fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// Text on one line, cut at 160 characters, without the control characters a transcript
-/// could use to rewrite the operator's terminal.
+/// Text on one line, cut at 160 characters, without the control and bidirectional
+/// characters a transcript could use to rewrite the operator's terminal.
 fn one_line(text: &str) -> String {
-    let mut line: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(160)
-        .collect();
-    if text.chars().count() > 160 {
+    let clean = crate::audit::clean(text);
+    let mut line: String = clean.chars().take(160).collect();
+    if clean.chars().count() > 160 {
         line.push('…');
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_shows_no_control_or_bidirectional_character_of_a_transcript() {
+        let mut tally = Tally::default();
+        let found = Found {
+            agent: "claude",
+            session: "s\u{1b}[2J".into(),
+            time: "t\u{202e}".into(),
+            cwd: String::new(),
+            command: "ssh atlas \u{1b}]0;title\u{7}\nrm -rf x".into(),
+        };
+        tally.command(&found);
+        let refused = Refused {
+            rule: "remote-access",
+            target: "atlas\u{2066}",
+            tools: vec!["exec".into()],
+            shape: "",
+            mode: "enforce",
+        };
+        tally.refused(&found, "f", refused);
+        let table = render_table(&tally);
+        assert!(
+            !table.contains(['\u{1b}', '\u{7}', '\u{202e}', '\u{2066}']),
+            "{table:?}"
+        );
+        assert!(table.contains("ssh atlas"), "{table}");
+    }
 }
