@@ -360,3 +360,16 @@ fn a_would_refuse_row_is_forwarded_to_the_system_log_like_every_row() {
         "the forwarded event carries the row's hash: {line}"
     );
 }
+
+#[test]
+fn policy_tests_hold_through_a_rollout_in_report_mode() {
+    let dir = setup("report-policy", "\n[mode]\ndefault = \"report\"\n", None);
+    let policy = dir.write(
+        "policy.toml",
+        "[[case]]\ncommand = \"docker logs mesh-controller\"\nexpect = \"refuse\"\ninstead = \"logs\"\n\n\
+         [[case]]\ncommand = \"ls\"\nexpect = \"pass\"\n",
+    );
+    let out = call_env(&["test", &policy.display().to_string()], &env(&dir), b"");
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(out.stdout.contains("2 cases: 2 hold"), "{}", out.stdout);
+}
