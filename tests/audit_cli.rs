@@ -65,7 +65,7 @@ fn a_bad_kind_or_time_is_echoed() {
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr,
-        "error: unknown kind `refusals` (expected refusal, override, override-attempt or session-start)\n"
+        "error: unknown kind `refusals` (expected refusal, would-refuse, override, override-attempt, session-start, gap or checkpoint)\n"
     );
     let out = audit(&dir, &["--since", "yesterdayish"]);
     assert_eq!(out.code, 2);
