@@ -27,10 +27,8 @@ pub(crate) fn hints(mcp: bool) -> message::Hints {
 
 /// The outcome's message as an agent with `hints` reads it.
 pub(crate) fn message_for(outcome: &Outcome, hints: message::Hints) -> String {
-    match &outcome.decision {
-        Decision::Refuse(refusal) if hints.mcp_search => {
-            message::render_for(refusal, &outcome.instead, hints)
-        }
+    match outcome.decision.refusal() {
+        Some(refusal) if hints.mcp_search => message::render_for(refusal, &outcome.instead, hints),
         _ => outcome.message.clone(),
     }
 }
@@ -69,8 +67,10 @@ fn decide_once(
         protected: &protected,
     };
     let decision = guard.decide(source);
-    let (instead, message) = match &decision {
-        Decision::Refuse(refusal) => {
+    // A refusal only reported (decision 0060) is ranked and said as well: the record keeps
+    // the tools it would have named and the message the agent would have read.
+    let (instead, message) = match decision.refusal() {
+        Some(refusal) => {
             let instead = match catalog.get() {
                 Ok(c) => instead::for_refusal(c, refusal, 3),
                 _ => Vec::new(),
@@ -78,7 +78,7 @@ fn decide_once(
             let message = message::render(refusal, &instead);
             (instead, message)
         }
-        Decision::Pass(_) => (Vec::new(), String::new()),
+        None => (Vec::new(), String::new()),
     };
     Outcome {
         decision,

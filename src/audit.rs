@@ -9,7 +9,7 @@ use crate::record::Row;
 pub use crate::time::{format_time, parse_time};
 
 mod table;
-use table::clean;
+pub(crate) use table::clean;
 pub use table::{NO_EVENTS, Table, Widths, render_table};
 
 /// The width tables are cut to when `COLUMNS` says nothing usable.
@@ -240,67 +240,56 @@ fn csv_line(out: &mut String, fields: impl IntoIterator<Item = String>) {
 }
 
 /// `audit missing --format csv`: the shapes and their counts, RFC 4180.
-pub fn render_missing_csv(shapes: &[(String, u64)]) -> String {
-    let mut out = MISSING_CSV_HEADER.to_string();
-    for (shape, n) in shapes {
-        out.push_str(&missing_csv_row(shape, *n));
+pub fn render_missing_csv(shapes: &[(String, u64, u64)]) -> String {
+    let mut out = String::new();
+    csv_line(
+        &mut out,
+        ["shape", "refusals", "would_refuse"].map(String::from),
+    );
+    for (shape, refused, reported) in shapes {
+        csv_line(
+            &mut out,
+            [shape.clone(), refused.to_string(), reported.to_string()],
+        );
     }
     out
 }
-
-pub const MISSING_CSV_HEADER: &str = "shape,refusals\r\n";
-
-/// One shape's CSV line.
-pub fn missing_csv_row(shape: &str, n: u64) -> String {
-    let mut out = String::new();
-    csv_line(&mut out, [shape.to_string(), n.to_string()]);
-    out
-}
-
-/// What `audit missing` says when every refusal named a tool.
-pub const NO_MISSING: &str = "every recorded refusal named a mesh tool\n";
 
 /// The command shapes refusals found no tool for, with how often, as `Store::missing` returns
-/// them: what the operator should have a mesh tool made for.
-pub fn render_missing(shapes: &[(String, u64)]) -> String {
-    let Some(most) = shapes.iter().map(|(_, n)| *n).max() else {
-        return NO_MISSING.to_string();
+/// them: what the operator should have a mesh tool made for. The would-refuse rows of
+/// report-only mode get their own column once there are any.
+pub fn render_missing(shapes: &[(String, u64, u64)]) -> String {
+    if shapes.is_empty() {
+        return "every recorded refusal named a mesh tool\n".to_string();
+    }
+    let reported = shapes.iter().any(|&(_, _, n)| n > 0);
+    let (first, second) = if reported {
+        ("REFUSED", "WOULD-REFUSE  ")
+    } else {
+        ("COUNT", "")
     };
-    let table = MissingTable::new(most);
-    let mut out = table.header();
-    for (shape, n) in shapes {
-        out.push_str(&table.line(shape, *n));
-    }
-    out
-}
-
-/// The missing shapes' table, laid out from the largest count (the first, as the store
-/// orders them), so each line is printed as it is read.
-pub struct MissingTable {
-    width: usize,
-}
-
-impl MissingTable {
-    pub fn new(largest: u64) -> Self {
-        MissingTable {
-            width: largest.to_string().len().max("COUNT".len()),
-        }
-    }
-
-    pub fn header(&self) -> String {
-        format!(
-            "{:>width$}  SHAPE NEEDING A TOOL\n",
-            "COUNT",
-            width = self.width
-        )
-    }
-
-    pub fn line(&self, shape: &str, n: u64) -> String {
+    let width = |column: &str, n: fn(&(String, u64, u64)) -> u64| {
+        shapes
+            .iter()
+            .map(|s| n(s).to_string().len())
+            .max()
+            .unwrap_or(0)
+            .max(column.len())
+    };
+    let w1 = width(first, |s| s.1);
+    let w2 = width(second.trim_end(), |s| s.2);
+    let mut out = format!("{first:>w1$}  {second}SHAPE NEEDING A TOOL\n");
+    for (shape, refused, would) in shapes {
         let shape = if shape.is_empty() {
             "(shape not recorded)".to_string()
         } else {
             clean(shape).into_owned()
         };
-        format!("{n:>width$}  {shape}\n", width = self.width)
+        out.push_str(&format!("{refused:>w1$}  "));
+        if reported {
+            out.push_str(&format!("{would:>w2$}  "));
+        }
+        out.push_str(&format!("{shape}\n"));
     }
+    out
 }

@@ -98,7 +98,7 @@ pub enum Command {
     Audit {
         #[command(subcommand)]
         action: Option<AuditAction>,
-        /// Only events of these kinds: refusal, override, override-attempt, session-start (repeat it, or separate with commas)
+        /// Only events of these kinds: refusal, would-refuse, override, override-attempt, session-start, gap, checkpoint (repeat it, or separate with commas)
         #[arg(long, value_name = "KIND", value_delimiter = ',')]
         kind: Vec<String>,
         /// Only events of this rule (remote-access, remote-daemon, forge-account, self-protection, …)
@@ -146,6 +146,18 @@ pub enum Command {
         /// The agent has mesh-guard's MCP server: the table points at `mesh_search`
         #[arg(long)]
         mcp: bool,
+    },
+    /// Decide every shell command in agents' session transcripts, record nothing, and report what would be refused
+    #[command(
+        after_help = "Without PATH: the agents' own transcripts (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, ~/.copilot/session-state).\n\nExample:\n  mesh-guard replay\n  mesh-guard replay ~/.claude/projects/-srv-app --format json"
+    )]
+    Replay {
+        /// Transcript files, or directories of them (*.jsonl) [default: the agents' own]
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// table: a summary for a terminal; json: every figure; csv: one row per figure
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
     },
     /// List the mesh tools that replace a shell command, best first (exit 1 when none)
     #[command(

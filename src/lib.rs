@@ -44,6 +44,7 @@ pub mod message;
 pub mod ondisk;
 pub mod perm;
 pub mod record;
+pub mod replay;
 pub mod rules;
 pub mod scope;
 pub mod search;

@@ -4,7 +4,7 @@
 //! (`instead::for_refusal`): the same ranking, the same fills.
 
 use crate::catalog::{Catalog, LazyCatalog};
-use crate::decide::{Decision, Guard, Protected};
+use crate::decide::{Guard, Protected};
 use crate::instead::{self, Known, Suggestion};
 use crate::rules::Rules;
 use serde_json::{Value, json};
@@ -34,17 +34,20 @@ pub fn search(
         catalog: &lazy,
         protected,
     };
-    let (found, refused) = match guard.decide(source) {
-        Decision::Refuse(refusal) if instead::is_replaceable(&refusal) => (
-            instead::for_refusal(catalog, &refusal, usize::MAX),
-            Some(refusal.shape),
+    // A refusal only reported (decision 0060) wants its tool all the same.
+    let decision = guard.decide(source);
+    let (found, refused) = match decision.refusal() {
+        Some(refusal) if instead::is_replaceable(refusal) => (
+            instead::for_refusal(catalog, refusal, usize::MAX),
+            Some(refusal.shape.clone()),
         ),
-        decision => match shell_words::split(source) {
+        refusal => match shell_words::split(source) {
             // Refused for another reason (self-protection, the override): still not a
             // command to run, so a tool is wanted for what it does; it names no mesh object
             // the refusal resolved, so nothing is filled.
             Ok(words) => {
-                let refused = matches!(decision, Decision::Refuse(_))
+                let refused = refusal
+                    .is_some()
                     .then(|| words.first().cloned().unwrap_or_default());
                 (
                     instead::rank(catalog, &words, &Known::default(), usize::MAX),

@@ -182,6 +182,40 @@ pub fn answer_refusal(
     refuse(event.agent, message, note.as_deref())
 }
 
+/// A refusal in report-only mode (decision 0060): the command passes, and the refusal it would
+/// have been is recorded as a `would-refuse` row in the same chain, forwarded like every row.
+/// A row that cannot be written is said on stderr (and noted by the next row's gap), never
+/// turned into a refusal: the operator chose to let these pass.
+pub fn answer_reported(
+    paths: &Paths,
+    event: &Event,
+    refusal: &Refusal,
+    instead: &[Suggestion],
+    message: &str,
+) -> i32 {
+    let command = match &event.action {
+        hook::Action::Shell { command } => command.clone(),
+        hook::Action::WriteFile { path, .. } => format!("write {path}"),
+        hook::Action::Other => String::new(),
+    };
+    let mut reported = row(Kind::WouldRefuse, event, &command);
+    reported.rule = refusal.rule.id().to_string();
+    reported.target = refusal.target.clone();
+    reported.tools = instead.iter().map(|s| s.tool.clone()).collect();
+    if instead.is_empty() {
+        reported.shape = refusal.shape.clone();
+    }
+    reported.reason = message.to_string();
+    // Every row of a session with an override carries its scope (decision 0015).
+    if override_reason().is_some() {
+        reported.scope = scope_text();
+    }
+    if let Err(e) = append(paths, &reported) {
+        errln!("{}", not_recorded(paths, &e));
+    }
+    crate::error::exit::OK
+}
+
 /// The override's scope as the record keeps it: as the operator wrote it, even malformed.
 pub(crate) fn scope_text() -> String {
     crate::io::var_os(crate::scope::SCOPE_VAR)

@@ -172,6 +172,9 @@ fn assert_blocked_and_told(run: &CodexRun) {
     assert_eq!(run.out.stdout.trim(), "done", "{context}");
 
     assert_eq!(run.scene.record(), run.scene.one_refusal_by("codex"));
+
+    // Replay finds the transcript the CLI wrote where it keeps them, and reads both commands.
+    common_e2e::assert_replayed(&common_e2e::replay_home("codex", &run.scene.home), 2);
 }
 
 #[test]

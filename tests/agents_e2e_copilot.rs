@@ -189,6 +189,9 @@ fn copilot_cli_blocks_a_mesh_command_tells_the_model_why_and_runs_a_harmless_one
     assert_eq!(run.out.stdout.trim(), "done", "{context}");
 
     assert_eq!(run.scene.record(), run.scene.one_refusal_by("copilot"));
+
+    // Replay finds the transcript the CLI wrote where it keeps them, and reads both commands.
+    common_e2e::assert_replayed(&common_e2e::replay_home("copilot", &run.scene.home), 2);
 }
 
 #[test]

@@ -148,6 +148,9 @@ fn gemini_cli_blocks_a_mesh_command_tells_the_model_why_and_runs_a_harmless_one(
 
     // The record: one refusal, by gemini, of the whole command.
     assert_eq!(run.scene.record(), run.scene.one_refusal_by("gemini"));
+
+    // Replay finds the transcript the CLI wrote where it keeps them, and reads both commands.
+    common_e2e::assert_replayed(&common_e2e::replay_home("gemini", &run.scene.home), 2);
 }
 
 #[test]

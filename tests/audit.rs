@@ -114,12 +114,12 @@ fn the_table_shows_an_overrides_scope_and_reason() {
 #[test]
 fn missing_shapes_as_csv() {
     let shapes = vec![
-        ("ssh <machine> <cmd>".to_string(), 3),
-        ("a,b".to_string(), 1),
+        ("ssh <machine> <cmd>".to_string(), 3, 2),
+        ("a,b".to_string(), 1, 0),
     ];
     assert_eq!(
         mesh_guard::audit::render_missing_csv(&shapes),
-        "shape,refusals\r\nssh <machine> <cmd>,3\r\n\"a,b\",1\r\n"
+        "shape,refusals,would_refuse\r\nssh <machine> <cmd>,3,2\r\n\"a,b\",1,0\r\n"
     );
 }
 
@@ -218,9 +218,9 @@ fn csv_parses_with_a_header_and_the_whole_command() {
 #[test]
 fn missing_lists_shapes_by_count() {
     let out = render_missing(&[
-        ("docker inspect <container>".into(), 12),
-        ("docker stats <container>".into(), 3),
-        (String::new(), 1),
+        ("docker inspect <container>".into(), 12, 0),
+        ("docker stats <container>".into(), 3, 0),
+        (String::new(), 1, 0),
     ]);
     assert_eq!(
         out,
@@ -229,6 +229,18 @@ fn missing_lists_shapes_by_count() {
     assert_eq!(
         render_missing(&[]),
         "every recorded refusal named a mesh tool\n"
+    );
+}
+
+#[test]
+fn missing_counts_would_refuse_rows_in_a_column_of_their_own() {
+    let out = render_missing(&[
+        ("docker logs <container>".into(), 0, 140),
+        ("ssh <machine> <cmd>".into(), 7, 2),
+    ]);
+    assert_eq!(
+        out,
+        "REFUSED  WOULD-REFUSE  SHAPE NEEDING A TOOL\n      0           140  docker logs <container>\n      7             2  ssh <machine> <cmd>\n"
     );
 }
 

@@ -65,7 +65,7 @@ fn a_bad_kind_or_time_is_echoed() {
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr,
-        "error: unknown kind `refusals` (expected refusal, override, override-attempt or session-start)\n"
+        "error: unknown kind `refusals` (expected refusal, would-refuse, override, override-attempt, session-start, gap or checkpoint)\n"
     );
     let out = audit(&dir, &["--since", "yesterdayish"]);
     assert_eq!(out.code, 2);
@@ -79,7 +79,7 @@ fn missing_as_csv() {
     let out = audit(&dir, &["missing", "--format", "csv"]);
     assert_eq!(out.code, 0);
     assert!(
-        out.stdout.starts_with("shape,refusals\r\n"),
+        out.stdout.starts_with("shape,refusals,would_refuse\r\n"),
         "{}",
         out.stdout
     );

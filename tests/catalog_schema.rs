@@ -143,6 +143,14 @@ fn the_optional_record_table_validates() {
     );
 }
 
+/// Report-only mode (decision 0060): `[mode]` and a module's `mode`.
+#[test]
+fn modes_validate() {
+    let text = "version = 1\n[mode]\ndefault = \"report\"\nremote-access = \"enforce\"\n\
+                [[module]]\nname = \"m\"\nmode = \"enforce\"\n";
+    assert_eq!(errors_of(text), Vec::<String>::new());
+}
+
 /// Machines named by scheme (issue 13, item 7): the unseen corpus's pattern catalog is
 /// valid for the schema, and a pattern that is not a string is not.
 #[test]
@@ -190,6 +198,14 @@ fn mistakes_are_rejected() {
             "/mesh/networks/0: `atlas` does not match \"^[0-9A-Fa-f:.]+/[0-9]{1,3}$\"",
         ),
         ("version = 1\nmachines = []\n", ": unknown key `machines`"),
+        (
+            "version = 1\n[mode]\nself-protection = \"report\"\n",
+            "/mode: unknown key `self-protection`",
+        ),
+        (
+            "version = 1\n[[module]]\nname = \"m\"\nmode = \"off\"\n",
+            "/module/0/mode: `off` does not match \"^(enforce|report)$\"",
+        ),
     ];
     for (text, want) in cases {
         assert_eq!(errors_of(text), vec![want.to_string()], "{text}");

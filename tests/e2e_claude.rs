@@ -470,6 +470,9 @@ fn refused_command_does_not_run_and_the_model_reads_why() {
             && r.session_id == out.session_id()),
         "the refusal is not in the record as this session's tool call: {records:#?}"
     );
+
+    // Replay finds the session's transcript under ~/.claude/projects and reads the command.
+    common_e2e::assert_replayed(&common_e2e::replay_home("claude", &sandbox.home()), 1);
 }
 
 /// An ordinary command is none of the guard's business.

@@ -432,8 +432,8 @@ fn missing_counts_refusals_without_tools_by_shape() {
     assert_eq!(
         store.missing().unwrap(),
         vec![
-            ("docker inspect <container>".to_string(), 2),
-            ("docker stats <container>".to_string(), 1),
+            ("docker inspect <container>".to_string(), 2, 0),
+            ("docker stats <container>".to_string(), 1, 0),
         ]
     );
 }

@@ -176,7 +176,7 @@ impl Table {
 
 /// `s` on one line, without the control and bidirectional characters an agent could use to
 /// rewrite what the operator's terminal shows.
-pub(super) fn clean(s: &str) -> Cow<'_, str> {
+pub(crate) fn clean(s: &str) -> Cow<'_, str> {
     let unsafe_char =
         |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
     if !s.chars().any(unsafe_char) {

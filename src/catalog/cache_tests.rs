@@ -278,3 +278,34 @@ fn a_stamp_from_metadata_already_taken_is_the_stamp() {
     assert_eq!(stamps.len(), 1);
     assert!(stamps[0].path.ends_with(b"a.toml"));
 }
+
+#[test]
+fn the_cache_keeps_the_modes() {
+    let text = EXAMPLE.replacen(
+        "name       = \"gateway\"",
+        "name       = \"gateway\"\nmode       = \"enforce\"",
+        1,
+    ) + "\n[mode]\ndefault = \"report\"\nmesh-unit = \"enforce\"\n";
+    let (_dir, catalog, cache) = setup(&text);
+    age(&catalog);
+    let parsed = load(&catalog).unwrap();
+    assert!(!parsed.modes().all_enforced());
+    let _ = lazy(&catalog, &cache).get().unwrap();
+    let l = lazy(&catalog, &cache);
+    assert!(from_cache(&l), "the second call reads the cache");
+    let cached = l.get().unwrap();
+    assert_eq!(cached.modes(), parsed.modes());
+    for (rule, word, mode) in [
+        ("remote-access", "atlas", Mode::Report),
+        ("remote-access", "orion", Mode::Enforce),
+        ("mesh-container", "mesh-gateway", Mode::Enforce),
+        ("mesh-container", "mesh-controller", Mode::Report),
+        ("mesh-unit", "mesh-controller.service", Mode::Enforce),
+    ] {
+        let object = parsed.object(word);
+        assert!(object.is_some(), "{word}");
+        assert_eq!(cached.mode(rule, object.as_ref()), mode, "{rule} {word}");
+        assert_eq!(parsed.mode(rule, object.as_ref()), mode, "{rule} {word}");
+    }
+    assert_eq!(check_cache(&catalog, &cache), CacheState::Agrees);
+}

@@ -66,6 +66,8 @@ pub(super) struct Ranges {
     pub(super) syslog: Option<String>,
     /// Machines named by pattern, compiled only when a host is no exact name.
     pub(super) patterns: Patterns,
+    /// Where report-only mode is set (decision 0060).
+    pub(super) modes: super::Modes,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,6 +127,42 @@ impl Catalog {
     /// The catalog's `[record] syslog` setting, if it has one.
     pub fn syslog(&self) -> Option<&str> {
         self.ranges().syslog.as_deref()
+    }
+
+    /// Where report-only mode is set (decision 0060).
+    pub fn modes(&self) -> &super::Modes {
+        &self.ranges().modes
+    }
+
+    /// The mode of a refusal under `rule` that reaches `object`: a module's setting applies
+    /// to its containers, its units, and the machines it lists.
+    pub fn mode(&self, rule: &str, object: Option<&MeshObject>) -> super::Mode {
+        let modes = self.modes();
+        if modes.all_enforced() {
+            return super::Mode::Enforce;
+        }
+        let modules: Vec<String> = match object {
+            Some(MeshObject::Container { module, .. } | MeshObject::Unit { module, .. }) => {
+                vec![module.clone()]
+            }
+            Some(MeshObject::Module { name }) => vec![name.clone()],
+            Some(MeshObject::Machine(host)) => modes
+                .modules
+                .iter()
+                .map(|(name, _)| name)
+                .filter(|name| {
+                    self.lookup().module_entry(name).is_some_and(|entry| {
+                        entry
+                            .machines
+                            .iter()
+                            .any(|m| m.eq_ignore_ascii_case(&host.machine))
+                    })
+                })
+                .cloned()
+                .collect(),
+            None => Vec::new(),
+        };
+        modes.of(rule, &modules)
     }
 
     /// The form that answers: the in-memory index or the compiled cache.

@@ -5,6 +5,7 @@ mod cache;
 mod index;
 mod lazy;
 mod lint;
+mod mode;
 mod net;
 mod shape;
 
@@ -12,6 +13,7 @@ pub use lazy::*;
 
 pub use cache::file_for as cache_file_for;
 pub use index::{Catalog, HostBy, HostMatch, MeshObject, ModuleEntry, ToolEntry, is_glob};
+pub use mode::{Mode, Modes, REPORTABLE};
 pub use net::Cidr;
 
 use serde::Deserialize;
@@ -34,6 +36,8 @@ pub struct CatalogFile {
     pub verb: Vec<Tool>,
     /// Where the record is forwarded; `MESH_GUARD_SYSLOG` wins over it.
     pub record: Option<Spanned<RecordSettings>>,
+    /// Report-only mode: `default` and rule families (decision 0060).
+    pub mode: Option<Spanned<std::collections::BTreeMap<String, Spanned<String>>>>,
 }
 
 /// The `[record]` table.
@@ -82,6 +86,8 @@ pub struct Module {
     pub units: Vec<Spanned<String>>,
     #[serde(default)]
     pub tool: Vec<Tool>,
+    /// `enforce` or `report` for what reaches this module (decision 0060).
+    pub mode: Option<Spanned<String>>,
 }
 
 /// A seat verb or a module's own tool: what replaces which command shapes.

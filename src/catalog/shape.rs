@@ -12,6 +12,8 @@ enum Shape {
     Str,
     Version,
     Strings,
+    /// A table whose keys are open and whose values are strings (`[mode]`).
+    StrTable,
     Table(&'static Table),
     Tables(&'static Table),
 }
@@ -82,11 +84,13 @@ const ROOT: Table = Table {
                     ("containers", Shape::Strings, No),
                     ("units", Shape::Strings, No),
                     ("tool", Shape::Tables(&TOOL), No),
+                    ("mode", Shape::Str, No),
                 ],
             }),
             No,
         ),
         ("verb", Shape::Tables(&TOOL), No),
+        ("mode", Shape::StrTable, No),
     ],
 };
 
@@ -139,6 +143,21 @@ fn value(
                     format!(
                         "{}, not an array holding {}",
                         must(shape, path),
+                        kind(item.get_ref())
+                    ),
+                ));
+            }
+        }
+        (Shape::StrTable, DeValue::Table(fields)) => {
+            if let Some((key, item)) = fields
+                .iter()
+                .find(|(_, v)| !matches!(v.get_ref(), DeValue::String(_)))
+            {
+                errors.push(source.error(
+                    Some(item.span().start),
+                    format!(
+                        "`{}` must be a string, not {}",
+                        join(path, key.get_ref()),
                         kind(item.get_ref())
                     ),
                 ));
@@ -200,6 +219,7 @@ fn must(shape: Shape, path: &str) -> String {
         Shape::Str => format!("`{path}` must be a string"),
         Shape::Version => format!("`{path}` must be the integer 1"),
         Shape::Strings => format!("`{path}` must be an array of strings"),
+        Shape::StrTable => format!("`{path}` must be a table of strings"),
         Shape::Table(t) => format!("`{path}` must be a table with {}", keys(t)),
         Shape::Tables(t) => format!(
             "`{path}` must be an array of tables, written `[[{path}]]`, each with {}",

@@ -97,7 +97,7 @@ fn filter(query: &AuditQuery) -> Result<Filter, String> {
     for k in query.kind.iter().map(|k| k.trim()) {
         kinds.push(k.parse::<Kind>().map_err(|_| {
             format!(
-                "unknown kind `{k}` (expected refusal, override, override-attempt or session-start)"
+                "unknown kind `{k}` (expected refusal, would-refuse, override, override-attempt, session-start, gap or checkpoint)"
             )
         })?);
     }
@@ -219,38 +219,23 @@ impl Page {
     }
 }
 
-/// `audit missing`: the shapes refusals found no tool for, most refused first.
+/// `audit missing`: the shapes refusals found no tool for, most refused first. One line per
+/// shape, not per row: what it holds grows with the kinds of command refused, not the record.
 fn missing(store: &Store, format: Format, out: &mut Sink) -> Result<(), RecordError> {
-    store.snapshot(|store| match format {
+    let shapes = store.missing()?;
+    let text = match format {
         Format::Json => {
-            let mut array = crate::audit::JsonArray::compact();
-            store.each_missing(|shape, n| {
-                let v = serde_json::json!({"shape": shape, "refusals": n});
-                out.push(&array.element(&v))
-            })?;
-            let _ = out.push(&array.end());
-            Ok(())
+            let shapes: Vec<_> = shapes
+                .iter()
+                .map(|(s, n, w)| serde_json::json!({"shape": s, "refusals": n, "would_refuse": w}))
+                .collect();
+            format!("{}\n", serde_json::Value::from(shapes))
         }
-        Format::Csv => {
-            let _ = out.push(crate::audit::MISSING_CSV_HEADER);
-            store.each_missing(|shape, n| out.push(&crate::audit::missing_csv_row(&shape, n)))
-        }
-        Format::Table => {
-            let mut table = None;
-            store.each_missing(|shape, n| {
-                let t = table.get_or_insert_with(|| {
-                    let t = crate::audit::MissingTable::new(n);
-                    let _ = out.push(&t.header());
-                    t
-                });
-                out.push(&t.line(&shape, n))
-            })?;
-            if table.is_none() {
-                let _ = out.push(crate::audit::NO_MISSING);
-            }
-            Ok(())
-        }
-    })?
+        Format::Csv => crate::audit::render_missing_csv(&shapes),
+        Format::Table => crate::audit::render_missing(&shapes),
+    };
+    let _ = out.push(&text);
+    Ok(())
 }
 
 /// Stdout in blocks: a view of a million rows is a few hundred writes, not a million; a

@@ -101,7 +101,27 @@ pub fn run(
             r.rule.id().to_string(),
             r.target.clone(),
         ),
+        Decision::Pass(PassReason::Reported(r)) => (
+            "pass",
+            refusal_reason(r),
+            r.rule.id().to_string(),
+            r.target.clone(),
+        ),
     };
+    // Which mode decided a refusal, and where the catalog sets each (decision 0060).
+    let mode = outcome.decision.refusal().map(|_| {
+        let here = match outcome.decision {
+            Decision::Refuse(_) => crate::catalog::Mode::Enforce,
+            Decision::Pass(_) => crate::catalog::Mode::Report,
+        };
+        // Said in the text only where the catalog puts something in report mode.
+        let settings = catalog
+            .get()
+            .ok()
+            .filter(|c| !c.modes().all_enforced())
+            .map(|c| c.modes().describe());
+        (here, settings)
+    });
     let under_override = match &outcome.decision {
         Decision::Refuse(refusal) => {
             let protected = paths.protected(std::env::current_dir().ok());
@@ -125,6 +145,9 @@ pub fn run(
             "instead": instead, "message": message,
         });
         let mut object = object;
+        if let Some((here, _)) = &mode {
+            object["mode"] = serde_json::json!(here.as_str());
+        }
         if let Some(judged) = &under_override {
             object["override"] = match judged {
                 Ok(why) => serde_json::json!({"decision": "pass", "reason": why}),
@@ -132,10 +155,14 @@ pub fn run(
             };
         }
         outln!("{object}");
-    } else if decision == "pass" {
+    } else if decision == "pass" && mode.is_none() {
         outln!("pass: {reason}");
     } else {
-        outln!("refuse [{rule}]: {reason}");
+        if decision == "pass" {
+            outln!("pass (report mode): would refuse [{rule}]: {reason}");
+        } else {
+            outln!("refuse [{rule}]: {reason}");
+        }
         for s in &outcome.instead {
             outln!("  instead: {}  ({})", s.usage, s.tool);
         }
@@ -143,6 +170,18 @@ pub fn run(
             Some(Ok(why)) => outln!("under the override: pass ({why}; recorded as an override)"),
             Some(Err(why)) => outln!("under the override: refuse ({why})"),
             None => {}
+        }
+        if let Some((here, settings)) = mode.as_ref().filter(|(_, s)| s.is_some()) {
+            let recorded = match here {
+                crate::catalog::Mode::Report => {
+                    "; the hook lets it pass and records it as would-refuse"
+                }
+                crate::catalog::Mode::Enforce => "",
+            };
+            outln!("mode: {} here{recorded}", here.as_str());
+            if let Some(settings) = settings {
+                outln!("  the catalog's modes: {settings}");
+            }
         }
         outln!("\nThe agent would read:\n{message}");
     }

@@ -102,7 +102,7 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
         db,
         writable: Vec::new(),
     };
-    check_catalog_and_rules(&found, &mut report);
+    let modes = check_catalog_and_rules(&found, &mut report);
     let hook_bins = check_binaries(&found, &mut report);
     check_installed(&found.installed, &mut report);
     found.writable = check_writable(&found, &hook_bins, &mut report);
@@ -110,17 +110,35 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
     let mode = mode(&found, &mut report);
     let sound = !report.findings.iter().any(|f| f.level == Level::Fail);
     if json_out {
-        print_json(&found, &report, mode, sound);
+        print_json(&found, &report, mode, modes.as_ref(), sound);
     } else {
         print_text(&report, mode, sound);
     }
     if sound { exit::OK } else { exit::NO }
 }
 
-fn check_catalog_and_rules(found: &InForce, report: &mut Report) {
+/// Also says which mode is in force where (decision 0060), and returns the catalog's modes.
+fn check_catalog_and_rules(found: &InForce, report: &mut Report) -> Option<crate::catalog::Modes> {
     let (catalog, rules, index) = (&found.catalog, &found.rules, &found.index);
+    let mut modes = None;
     match crate::catalog::load(catalog) {
-        Ok(_) => report.add(Level::Ok, format!("catalog {} is valid", catalog.display()), ""),
+        Ok(loaded) => {
+            report.add(Level::Ok, format!("catalog {} is valid", catalog.display()), "");
+            let set = loaded.modes().clone();
+            if set.all_enforced() {
+                report.add(Level::Ok, "mode: enforce everywhere", "");
+            } else {
+                report.add(
+                    Level::Warn,
+                    format!(
+                        "mode: {}; what report mode covers passes and is recorded as would-refuse",
+                        set.describe()
+                    ),
+                    "review `mesh-guard audit --kind would-refuse` and `mesh-guard replay`, then set `enforce` in the catalog's [mode] (docs/catalog.md)",
+                );
+            }
+            modes = Some(set);
+        }
         Err(errors) => report.add(
             Level::Fail,
             format!(
@@ -161,6 +179,7 @@ fn check_catalog_and_rules(found: &InForce, report: &mut Report) {
             ),
         );
     }
+    modes
 }
 
 /// The binary the plugin's launcher finds, and those the installed hooks name; gives the
@@ -294,10 +313,28 @@ fn mode(found: &InForce, report: &mut Report) -> &'static str {
     mode
 }
 
-fn print_json(found: &InForce, report: &Report, mode: &str, sound: bool) {
+fn print_json(
+    found: &InForce,
+    report: &Report,
+    mode: &str,
+    modes: Option<&crate::catalog::Modes>,
+    sound: bool,
+) {
+    let enforcement = modes.map(|m| {
+        let map = |set: &[(String, crate::catalog::Mode)]| {
+            set.iter()
+                .map(|(k, v)| (k.clone(), json!(v.as_str())))
+                .collect::<serde_json::Map<_, _>>()
+        };
+        json!({
+            "default": m.default.unwrap_or(crate::catalog::Mode::Enforce).as_str(),
+            "rules": map(&m.rules), "modules": map(&m.modules),
+        })
+    });
     let object = json!({
         "sound": sound,
         "mode": mode,
+        "enforcement": enforcement,
         "user": found.user.as_ref().map(|u| u.name.clone()),
         "paths": {
             "catalog": found.catalog, "rules": found.rules, "compiled_index": found.index,

@@ -2,7 +2,7 @@
 
 use crate::app::{decide, fail_closed, load_rules, message_for, refuse};
 use crate::config::Paths;
-use crate::decide::{Decision, Refusal, Rule, Why};
+use crate::decide::{Decision, PassReason, Refusal, Rule, Why};
 use crate::error::exit;
 use crate::hook::{self, Action, AgentChoice};
 use crate::message;
@@ -82,11 +82,18 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
     // row is about to be written: the variables that name them are checked now.
     let used = deferred.found.get().is_some()
         || outcome.consulted_guard_files
-        || matches!(outcome.decision, Decision::Refuse(_));
+        || outcome.decision.refusal().is_some();
     if let Some(planted) = used.then(|| deferred.planted()).flatten() {
         return crate::session::answer_planted(paths, &event, planted);
     }
     match &outcome.decision {
+        Decision::Pass(PassReason::Reported(refusal)) => crate::session::answer_reported(
+            paths,
+            &event,
+            refusal,
+            &outcome.instead,
+            &message_for(&outcome, hints),
+        ),
         Decision::Pass(_) => exit::OK,
         Decision::Refuse(refusal) => crate::session::answer_refusal(
             paths,

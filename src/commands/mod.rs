@@ -8,6 +8,7 @@ pub mod doctor;
 pub mod hook;
 pub mod instead_of;
 pub mod mcp;
+pub mod replay;
 pub mod search;
 pub mod session_start;
 pub mod test;
@@ -45,6 +46,10 @@ pub fn run(args: Args) -> i32 {
         Command::Uninstall(install) => crate::install::uninstall(&install.request()),
         Command::Doctor { json, user } => doctor::run(&paths, json, user.as_deref()),
         Command::InsteadOf { format, mcp } => instead_of::run(&paths, format, mcp),
+        Command::Replay {
+            paths: given,
+            format,
+        } => replay::run(&paths, &given, format),
         Command::Search { json, command } => search::run(&paths, &command.join(" "), json),
         Command::Mcp => mcp::serve(&paths),
         Command::SessionStart { agent } => session_start::run(&paths, agent),

@@ -99,15 +99,19 @@ pub fn run(paths: &Paths, files: &[PathBuf]) -> i32 {
 /// Why a case does not hold, or `None` when it does.
 fn failure(case: &Checked, outcome: &Outcome) -> Option<String> {
     let first = outcome.instead.first().map(|s| s.tool.as_str());
-    let got = match &outcome.decision {
-        Decision::Pass(PassReason::NotMesh) => "pass".to_string(),
-        Decision::Pass(PassReason::ForgeAccount { .. }) => "pass [forge-account]".to_string(),
-        Decision::Refuse(r) => match first {
+    // A case tests the policy, whatever the mode: a refusal only reported (decision 0060)
+    // is the policy's refusal.
+    let got = match (outcome.decision.refusal(), &outcome.decision) {
+        (Some(r), _) => match first {
             Some(tool) => format!("refuse [{}], first tool `{tool}`", r.rule.id()),
             None => format!("refuse [{}], no tool named", r.rule.id()),
         },
+        (None, Decision::Pass(PassReason::ForgeAccount { .. })) => {
+            "pass [forge-account]".to_string()
+        }
+        (None, _) => "pass".to_string(),
     };
-    let refused = matches!(outcome.decision, Decision::Refuse(_));
+    let refused = outcome.decision.refusal().is_some();
     let want = match (case.expect, &case.instead) {
         (Expect::Pass, _) => "pass".to_string(),
         (Expect::Refuse, None) => "refuse".to_string(),

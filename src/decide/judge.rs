@@ -50,6 +50,8 @@ impl Guard<'_> {
         walk.candidates.sort_by_key(|c| (c.route, is_hop(c)));
         let mut forge = None;
         let mut unknown = None;
+        // A refusal in report-only mode: the walk goes on, for any that is enforced.
+        let mut reported = None;
         for c in &walk.candidates {
             match target::resolve(catalog, c.role, &c.value, c.user.as_deref()) {
                 target::Resolved::Nothing => {}
@@ -73,12 +75,15 @@ impl Guard<'_> {
                     } else {
                         refusal.shape.clone()
                     };
-                    return Decision::Refuse(Refusal {
+                    let refusal = Refusal {
                         machine,
                         hop,
                         shape,
                         ..refusal
-                    });
+                    };
+                    if let Some(enforced) = enforced(catalog, refusal, &mut reported) {
+                        return enforced;
+                    }
                 }
             }
         }
@@ -96,13 +101,13 @@ impl Guard<'_> {
                 .flat_map(|w| flow::target_pieces(w))
                 .find_map(|piece| catalog.object(piece));
             let Some(object) = object else {
-                return self.judge_rest(source, &walk, forge);
+                return self.judge_rest(catalog, source, &walk, forge, reported);
             };
             let value = crate::shell::quote::shown(&c.value, &c.command_written, false);
             let kind = c.role.placeholder();
             // The shape is known: the refusal can still name the tool for it, "if the
             // target is a mesh machine".
-            return Decision::Refuse(Refusal {
+            let refusal = Refusal {
                 over: String::new(),
                 ..candidate_refusal(
                     c,
@@ -111,7 +116,14 @@ impl Guard<'_> {
                     Why::UnknownTarget(value.clone()),
                     Some((value, kind.to_string())),
                 )
-            });
+            };
+            if let Some(enforced) = enforced(catalog, refusal, &mut reported) {
+                return enforced;
+            }
+            // Only reported: what could not be parsed is still looked at.
+            walk.unparsable
+                .first()
+                .map(|text| (vec![text.clone()], Why::Unparsable))
         } else {
             walk.unparsable
                 .first()
@@ -124,7 +136,7 @@ impl Guard<'_> {
                 .find_map(|w| names_mesh_object(catalog, w))
         {
             let verbatim = command.len() == 1;
-            return Decision::Refuse(Refusal {
+            let refusal = Refusal {
                 reaches: object.describe(),
                 target: object.name().to_string(),
                 object: Some(object),
@@ -132,27 +144,65 @@ impl Guard<'_> {
                 why,
                 verbatim,
                 ..Refusal::plain(Rule::Unverifiable, source, Why::Reaches)
-            });
+            };
+            if let Some(enforced) = enforced(catalog, refusal, &mut reported) {
+                return enforced;
+            }
         }
-        self.judge_rest(source, &walk, forge)
+        self.judge_rest(catalog, source, &walk, forge, reported)
     }
 
-    /// After the candidates and what could not be known: unparsable text, the forge.
-    fn judge_rest(&self, source: &str, walk: &Walk, forge: Option<String>) -> Decision {
+    /// After the candidates and what could not be known: unparsable text, the forge, and
+    /// what was refused only in report-only mode.
+    fn judge_rest(
+        &self,
+        catalog: &Catalog,
+        source: &str,
+        walk: &Walk,
+        forge: Option<String>,
+        mut reported: Option<Refusal>,
+    ) -> Decision {
         if walk
             .unparsable
             .iter()
             .any(|text| self.mentions_guarded_program(text))
         {
-            return Decision::Refuse(Refusal::plain(
-                Rule::Unverifiable,
-                source,
-                Why::UnparsableGuarded,
-            ));
+            let refusal = Refusal::plain(Rule::Unverifiable, source, Why::UnparsableGuarded);
+            if let Some(enforced) = enforced(catalog, refusal, &mut reported) {
+                return enforced;
+            }
         }
-        match forge {
-            Some(account) => Decision::Pass(PassReason::ForgeAccount { account }),
-            None => Decision::Pass(PassReason::NotMesh),
+        match (reported, forge) {
+            (Some(refusal), _) => Decision::Pass(PassReason::Reported(Box::new(refusal))),
+            (None, Some(account)) => Decision::Pass(PassReason::ForgeAccount { account }),
+            (None, None) => Decision::Pass(PassReason::NotMesh),
+        }
+    }
+}
+
+impl Decision {
+    /// The refusal the catalog and rules make, enforced or only reported.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match self {
+            Decision::Refuse(refusal) => Some(refusal),
+            Decision::Pass(PassReason::Reported(refusal)) => Some(refusal),
+            Decision::Pass(_) => None,
+        }
+    }
+}
+
+/// The refusal, when the catalog enforces its rule where it reaches; else kept as the first
+/// one reported (decision 0060), and the walk goes on.
+fn enforced(
+    catalog: &Catalog,
+    refusal: Refusal,
+    reported: &mut Option<Refusal>,
+) -> Option<Decision> {
+    match catalog.mode(refusal.rule.id(), refusal.object.as_ref()) {
+        crate::catalog::Mode::Enforce => Some(Decision::Refuse(refusal)),
+        crate::catalog::Mode::Report => {
+            reported.get_or_insert(refusal);
+            None
         }
     }
 }

@@ -80,6 +80,9 @@ pub enum PassReason {
     NotMesh,
     /// `git_user@forge`: the forge's git account.
     ForgeAccount { account: String },
+    /// It would be refused, and the catalog sets what it reaches to report-only mode: it
+    /// passes, and the hook records the refusal it would have been (decision 0060).
+    Reported(Box<Refusal>),
 }
 
 /// The guard's own setup is broken: the operator's to fix, never the agent's.

@@ -15,16 +15,19 @@ pub enum Kind {
     Gap,
     /// Stands for the rows `audit prune` removed, carrying their chain's head hash.
     Checkpoint,
+    /// A refusal in report-only mode: the command passed (decision 0060).
+    WouldRefuse,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Refusal,
         Kind::Override,
         Kind::OverrideAttempt,
         Kind::SessionStart,
         Kind::Gap,
         Kind::Checkpoint,
+        Kind::WouldRefuse,
     ];
 
     /// The stable name stored in the database and accepted by `audit --kind`.
@@ -36,6 +39,7 @@ impl Kind {
             Kind::SessionStart => "session-start",
             Kind::Gap => "gap",
             Kind::Checkpoint => "checkpoint",
+            Kind::WouldRefuse => "would-refuse",
         }
     }
 }
@@ -55,7 +59,7 @@ impl FromStr for Kind {
             .find(|k| k.as_str() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown kind {s:?}: expected one of refusal, override, override-attempt, session-start, gap, checkpoint"
+                    "unknown kind {s:?}: expected one of refusal, would-refuse, override, override-attempt, session-start, gap, checkpoint"
                 )
             })
     }

@@ -104,38 +104,22 @@ impl Store {
     }
 
     /// Refusals that named no tool, counted by the command shape that needs one, most frequent
-    /// first, each given to `each`.
-    pub fn each_missing(
-        &self,
-        mut each: impl FnMut(String, u64) -> ControlFlow<()>,
-    ) -> Result<(), RecordError> {
+    /// first: (shape, refusals, would-refuse rows of report-only mode).
+    pub fn missing(&self) -> Result<Vec<(String, u64, u64)>, RecordError> {
         let mut st = self
             .conn
             .prepare(
-                "SELECT shape, COUNT(*) FROM events
-                 WHERE kind = 'refusal' AND tools = '[]'
+                "SELECT shape, SUM(kind = 'refusal'), SUM(kind = 'would-refuse') FROM events
+                 WHERE kind IN ('refusal', 'would-refuse') AND tools = '[]'
                  GROUP BY shape ORDER BY COUNT(*) DESC, shape",
             )
             .map_err(|e| self.err(&e))?;
-        let mut rows = st.query([]).map_err(|e| self.err(&e))?;
-        while let Some(r) = rows.next().map_err(|e| self.err(&e))? {
-            let shape = r.get::<_, String>(0).map_err(|e| self.err(&e))?;
-            let n = r.get::<_, i64>(1).map_err(|e| self.err(&e))?.max(0) as u64;
-            if each(shape, n).is_break() {
-                break;
-            }
-        }
-        Ok(())
-    }
-
-    /// Refusals that named no tool, by shape, all at once.
-    pub fn missing(&self) -> Result<Vec<(String, u64)>, RecordError> {
-        let mut shapes = Vec::new();
-        self.each_missing(|shape, n| {
-            shapes.push((shape, n));
-            ControlFlow::Continue(())
-        })?;
-        Ok(shapes)
+        let count = |r: &rusqlite::Row<'_>, i| r.get::<_, i64>(i).map(|n| n.max(0) as u64);
+        st.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, count(r, 1)?, count(r, 2)?))
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.err(&e))
     }
 
     /// Runs `f` on one snapshot of the record: rows hooks append meanwhile are not seen, so

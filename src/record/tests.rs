@@ -137,7 +137,7 @@ fn a_schema_1_database_migrates_verifies_and_takes_new_rows() {
     assert_eq!(rows[2].event, old[0]);
     assert_eq!(
         store.missing().unwrap(),
-        vec![("docker inspect <container>".to_string(), 1)]
+        vec![("docker inspect <container>".to_string(), 1, 0)]
     );
     // A second open finds the file current and leaves it so.
     drop(store);

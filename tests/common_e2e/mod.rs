@@ -428,3 +428,52 @@ pub fn run(mut command: Command) -> Output {
         stderr: stderr.join().unwrap(),
     }
 }
+
+/// `mesh-guard replay --format json` over the transcripts an agent CLI left in `home`, found
+/// where replay looks by default (the CLI's own directories under that home), with the
+/// example catalog. With `MESH_GUARD_E2E_KEEP_TRANSCRIPTS=DIR` the home is first copied to
+/// `DIR/<agent>`: how tests/fixtures/replay was captured.
+pub fn replay_home(agent: &str, home: &Path) -> Value {
+    if let Some(keep) = std::env::var_os("MESH_GUARD_E2E_KEEP_TRANSCRIPTS") {
+        let to = Path::new(&keep).join(agent);
+        let _ = std::fs::remove_dir_all(&to);
+        std::fs::create_dir_all(&to).unwrap();
+        let copied = Command::new("cp")
+            .arg("-a")
+            .arg(home.join("."))
+            .arg(&to)
+            .status()
+            .unwrap();
+        assert!(copied.success());
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_mesh-guard"))
+        .args(["replay", "--format", "json"])
+        .env("HOME", home)
+        .env("MESH_GUARD_CATALOG", root().join("examples/catalog.toml"))
+        .env_remove("CODEX_HOME")
+        .env_remove("COPILOT_HOME")
+        .env_remove("GEMINI_CLI_HOME")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "replay exited {:?}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+/// What a replay of one blocked `ssh atlas` among `commands` shell commands reports.
+pub fn assert_replayed(replay: &Value, commands: u64) {
+    assert_eq!(replay["commands"], commands, "{replay:#}");
+    assert_eq!(replay["would_refuse"], 1, "{replay:#}");
+    assert_eq!(replay["by_rule"]["remote-access"], 1, "{replay:#}");
+    assert_eq!(replay["by_target"]["atlas"], 1, "{replay:#}");
+    assert_eq!(
+        replay["skipped"].as_array().map(Vec::len),
+        Some(0),
+        "{replay:#}"
+    );
+}

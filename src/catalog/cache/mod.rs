@@ -8,7 +8,7 @@
 //! ```text
 //! prefix  magic "MGIDX\0\0\n" | format u32 | header length u32 | checksum of the header
 //! header  racy u8 | crate version | catalog path | content SHA-256 | file stamps
-//!         | body length | domains, networks, forge, syslog, machine patterns | counts
+//!         | body length | domains, networks, forge, syslog, modes, machine patterns | counts
 //!         | table positions
 //! body    per table: a directory of buckets (offset u64, length u32, check 8 bytes),
 //!         then the buckets; then the tools' directory and records

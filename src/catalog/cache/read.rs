@@ -138,6 +138,8 @@ pub(crate) fn open(
         Some(1) => Some(d.str().ok_or(Miss::Corrupt)?),
         _ => return Err(Miss::Corrupt),
     };
+    let modes = crate::catalog::Modes::decoded(&d.strs().ok_or(Miss::Corrupt)?);
+    let modes = modes.ok_or(Miss::Corrupt)?;
     let sources = d.strs().ok_or(Miss::Corrupt)?;
     let machines = d.strs().ok_or(Miss::Corrupt)?;
     if sources.len() != machines.len() {
@@ -164,6 +166,7 @@ pub(crate) fn open(
             forge,
             syslog,
             patterns,
+            modes,
         },
         machine_count,
         body,
@@ -373,7 +376,7 @@ pub(crate) fn disagreement(view: &View, index: &Index) -> Option<String> {
         ));
     }
     if format!("{:?}", view.ranges()) != format!("{:?}", index.ranges) {
-        return Some("its mesh domains, networks or forge differ from the catalog's".into());
+        return Some("its mesh domains, networks, forge or modes differ from the catalog's".into());
     }
     if view.machine_count() != index.machines.len() || view.tools() != index.tools.as_slice() {
         return Some("its machines or tools differ from the catalog's".into());

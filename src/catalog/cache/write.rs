@@ -164,6 +164,7 @@ pub(crate) fn write(
         }
         None => h.u8(0),
     }
+    h.strs(&index.ranges.modes.encoded());
     let (sources, machines): (Vec<String>, Vec<String>) =
         index.ranges.patterns.list.iter().cloned().unzip();
     h.strs(&sources);

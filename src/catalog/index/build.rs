@@ -82,6 +82,15 @@ pub(crate) fn build(
                 }
             }
         }
+        if let Some(m) = &file.mode {
+            single("mode", m.span().start, &mut b);
+            crate::catalog::mode::table(
+                source,
+                m.get_ref(),
+                &mut b.catalog.ranges.modes,
+                &mut b.errors,
+            );
+        }
         if let Some(f) = file.forge {
             single("forge", f.span().start, &mut b);
             forge = Some((source, f.into_inner()));
@@ -302,6 +311,12 @@ impl Builder {
     fn module(&mut self, source: &Source, module: crate::catalog::Module) {
         let index = self.catalog.modules.len();
         let name = module.name.get_ref().clone();
+        if let Some(mode) = &module.mode {
+            match crate::catalog::mode::value(source, mode) {
+                Ok(mode) => self.catalog.ranges.modes.modules.push((name.clone(), mode)),
+                Err(e) => self.errors.push(e),
+            }
+        }
         if self
             .catalog
             .module_by_name
