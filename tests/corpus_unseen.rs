@@ -20,7 +20,7 @@ const BAR: f64 = 97.0;
 /// These are what the build scored when the corpus was written, so CI stays green while
 /// the mechanisms are missing. IMPLEMENTERS: raise a floor whenever your change lifts a
 /// score, up to `BAR` (97%) each way; never lower one. A floor of 100 means "already all".
-const FLOORS: [(&str, Floor); 8] = [
+const FLOORS: [(&str, Floor); 9] = [
     ("expansions.toml", Floor::new(100.0, 100.0, 0.0)),
     ("one_job.toml", Floor::new(100.0, 100.0, 0.0)),
     ("runs_arguments.toml", Floor::new(100.0, 100.0, 0.0)),
@@ -29,6 +29,7 @@ const FLOORS: [(&str, Floor); 8] = [
     ("on_disk.toml", Floor::new(100.0, 100.0, 0.0)),
     ("refusal.toml", Floor::new(97.3, 100.0, 100.0)),
     ("patterns.toml", Floor::new(95.0, 100.0, 0.0)),
+    ("grammar.toml", Floor::new(68.6, 54.0, 33.3)),
 ];
 
 const RULE_IDS: [&str; 6] = [
