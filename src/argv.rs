@@ -13,8 +13,14 @@ pub enum Arg {
     Operand(String),
 }
 
-/// Splits `args` into options and operands by `syntax`.
+/// Splits `args` into options and operands by `syntax`; an option it does not know is
+/// read as a flag (see `ambiguous` for the options whose reading is not certain).
 pub fn scan(syntax: &Syntax, args: &[String]) -> Vec<Arg> {
+    scan_as(syntax, args, &[])
+}
+
+/// `scan`, with the options named in `valued` (`-Z`, `--frob`) taking a value.
+pub fn scan_as(syntax: &Syntax, args: &[String], valued: &[String]) -> Vec<Arg> {
     let mut out = Vec::with_capacity(args.len());
     let mut rest = args.iter();
     let mut operands_seen = 0;
@@ -43,8 +49,16 @@ pub fn scan(syntax: &Syntax, args: &[String]) -> Vec<Arg> {
             }
             let (name, value) = match long.split_once('=') {
                 Some((name, value)) => (name, Some(value.to_string())),
-                None if syntax.long_value.iter().any(|l| l == long) => (long, rest.next().cloned()),
                 None => (long, None),
+            };
+            let name = full_long_name(syntax, name);
+            let value = match value {
+                None if syntax.long_value.iter().any(|l| l == name)
+                    || valued.iter().any(|v| v.strip_prefix(dashes) == Some(name)) =>
+                {
+                    rest.next().cloned()
+                }
+                value => value,
             };
             out.push(Arg::Option {
                 name: format!("{dashes}{name}"),
@@ -55,7 +69,21 @@ pub fn scan(syntax: &Syntax, args: &[String]) -> Vec<Arg> {
         if let Some(group) = arg.strip_prefix('-').filter(|g| !g.is_empty()) {
             let chars = group.char_indices();
             for (i, c) in chars {
-                if syntax.short_value.contains(c) {
+                let attached = &group[i + c.len_utf8()..];
+                // `-n5`: an optional value is only ever attached.
+                if !attached.is_empty() && syntax.optional_value.contains(&format!("-{c}")) {
+                    out.push(Arg::Option {
+                        name: format!("-{c}"),
+                        value: Some(attached.to_string()),
+                    });
+                    break;
+                }
+                if syntax.short_value.contains(c)
+                    || valued.iter().any(|v| {
+                        v.strip_prefix('-')
+                            .is_some_and(|l| l.len() == c.len_utf8() && l.starts_with(c))
+                    })
+                {
                     let attached = &group[i + c.len_utf8()..];
                     let value = if attached.is_empty() {
                         rest.next().cloned()
@@ -88,6 +116,75 @@ pub fn scan(syntax: &Syntax, args: &[String]) -> Vec<Arg> {
         }
     }
     out
+}
+
+/// A long option as getopt_long reads it: an exact name, or the one long option an
+/// unambiguous prefix abbreviates, when the program accepts abbreviations.
+fn full_long_name<'a>(syntax: &'a Syntax, name: &'a str) -> &'a str {
+    if !syntax.abbreviations || !syntax.exact() || name.is_empty() {
+        return name;
+    }
+    let known = || {
+        syntax
+            .long_value
+            .iter()
+            .chain(&syntax.long_flag)
+            .chain(&syntax.long_two_values)
+            .map(String::as_str)
+            .chain(
+                syntax
+                    .optional_value
+                    .iter()
+                    .filter_map(|o| o.strip_prefix("--")),
+            )
+    };
+    if known().any(|l| l == name) {
+        return name;
+    }
+    let mut matches = known().filter(|l| l.starts_with(name));
+    match (matches.next(), matches.next()) {
+        (Some(only), None) => only,
+        _ => name,
+    }
+}
+
+/// The options of `args` whose reading is not certain: in an exact syntax, one it does not
+/// know (it may take the next word as its value, or not), and one whose value is optional.
+/// Each is named as `scan_as` takes it (`-Z`, `--frob`); each appears once.
+pub fn ambiguous(syntax: &Syntax, args: &[Arg]) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for arg in args {
+        let Arg::Option { name, value: None } = arg else {
+            continue;
+        };
+        let unknown = syntax.exact() && !knows(syntax, name);
+        let optional = syntax.optional_value.contains(name);
+        if (unknown || optional) && !found.contains(name) {
+            found.push(name.clone());
+        }
+    }
+    found
+}
+
+/// Whether an exact syntax lists the option `name` (`-d`, `--detach`).
+fn knows(syntax: &Syntax, name: &str) -> bool {
+    if syntax.optional_value.iter().any(|o| o == name) {
+        return true;
+    }
+    if let Some(long) = name.strip_prefix("--") {
+        return [
+            &syntax.long_value,
+            &syntax.long_flag,
+            &syntax.long_two_values,
+        ]
+        .iter()
+        .any(|list| list.iter().any(|l| l == long));
+    }
+    let mut letters = name.strip_prefix('-').unwrap_or(name).chars();
+    match (letters.next(), letters.next()) {
+        (Some(c), None) => syntax.short_value.contains(c) || syntax.short_flag.contains(c),
+        _ => false,
+    }
 }
 
 /// The operands, in order.
@@ -196,6 +293,62 @@ mod tests {
         let args = scan(&bwrap, &s(&["--bind", "/", "/", "ssh", "atlas"]));
         assert_eq!(operands(&args).collect::<Vec<_>>(), ["ssh", "atlas"]);
         assert_eq!(args.len(), 4);
+    }
+
+    #[test]
+    fn an_exact_syntax_names_the_options_it_does_not_know() {
+        let exec = Syntax {
+            short_value: "euw".into(),
+            short_flag: "dit".into(),
+            long_value: s(&["user"]),
+            long_flag: s(&["detach"]),
+            stop_at_operand: true,
+            ..Syntax::default()
+        };
+        let args = s(&["-dZ", "--frob", "redis", "ls"]);
+        let scanned = scan(&exec, &args);
+        assert_eq!(ambiguous(&exec, &scanned), ["-Z", "--frob"]);
+        assert_eq!(operands(&scanned).collect::<Vec<_>>(), ["redis", "ls"]);
+        // The reading where `--frob` takes a value moves the container one word on.
+        let valued = scan_as(&exec, &args, &s(&["--frob"]));
+        assert_eq!(operands(&valued).collect::<Vec<_>>(), ["ls"]);
+        // `-Z` taking a value takes the rest of its group, and nothing else.
+        let valued = scan_as(&exec, &s(&["-Zx", "redis"]), &s(&["-Z"]));
+        assert_eq!(operands(&valued).collect::<Vec<_>>(), ["redis"]);
+        // A syntax that lists no flags knows nothing it does not list: nothing is ambiguous.
+        let loose = syntax("u", &[], false);
+        assert!(ambiguous(&loose, &scan(&loose, &args)).is_empty());
+    }
+
+    #[test]
+    fn getopt_long_abbreviations_and_optional_values() {
+        let journalctl = Syntax {
+            short_value: "u".into(),
+            short_flag: "f".into(),
+            long_value: s(&["unit", "until", "user-unit"]),
+            long_flag: s(&["follow", "utc"]),
+            optional_value: s(&["-n", "--lines"]),
+            abbreviations: true,
+            ..Syntax::default()
+        };
+        let opt = |n: &str, v: Option<&str>| Arg::Option {
+            name: n.into(),
+            value: v.map(String::from),
+        };
+        assert_eq!(
+            scan(&journalctl, &s(&["--uni", "x"])),
+            [opt("--unit", Some("x"))]
+        );
+        // `--u` could be four options: it stays as written, and unknown.
+        let scanned = scan(&journalctl, &s(&["--u", "x"]));
+        assert_eq!(scanned[0], opt("--u", None));
+        assert_eq!(ambiguous(&journalctl, &scanned), ["--u"]);
+        // An optional value is attached, or both readings are taken.
+        assert_eq!(scan(&journalctl, &s(&["-n5"])), [opt("-n", Some("5"))]);
+        assert_eq!(
+            ambiguous(&journalctl, &scan(&journalctl, &s(&["-n", "5"]))),
+            ["-n"]
+        );
     }
 
     #[test]

@@ -51,7 +51,7 @@ fn a_typo_in_a_rules_table_is_an_error_naming_file_and_line() {
              `options`, `env`, `operands`, `inert`, `subcommand`, `parent_subcommands`, \
              `same_as`, `ranks_as`, `only_by_target`, `replace`, `methods`, `short_value`, `long_value`, \
              `stop_at_operand`, `options_after_first_operand`, `single_dash_long`, \
-             `long_two_values`\n"
+             `long_two_values`, `short_flag`, `long_flag`, `optional_value`, `abbreviations`\n"
         )
     );
 }

@@ -384,6 +384,7 @@ pub(super) fn option_values(args: &[String], names: &[String]) -> Vec<String> {
     values
 }
 
+#[derive(Clone)]
 pub(super) struct Context<'c> {
     command: &'c Command,
     over: String,

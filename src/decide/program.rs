@@ -74,15 +74,42 @@ impl Guard<'_> {
         self.program_args(spec, None, &args, context, walk);
     }
 
+    /// A program's arguments, read as its grammar reads them. Where an option's reading
+    /// is not certain (one an exact grammar does not know, or one whose value is optional),
+    /// every reading is taken: the one where each is a flag decides as before, the others
+    /// (the option takes the next word) are speculative, refused only where a mesh name is
+    /// the target there (decision 0053).
     pub(super) fn program_args(
         &self,
         spec: &Program,
         parent: Option<&Program>,
         args: &[String],
+        cx: Context,
+        walk: &mut Walk,
+    ) {
+        let start = walk.candidates.len();
+        let scanned = argv::scan(&spec.syntax, args);
+        let ambiguous = argv::ambiguous(&spec.syntax, &scanned);
+        self.reading(spec, parent, scanned, cx.clone(), walk);
+        for valued in readings(&ambiguous) {
+            let scanned = argv::scan_as(&spec.syntax, args, &valued);
+            walk.speculative += 1;
+            self.reading(spec, parent, scanned, cx.clone(), walk);
+            walk.speculative -= 1;
+        }
+        // `ssh -J bastion render cmd`: the destination is the target, the jump is reached
+        // on the way; a refusal names the destination first.
+        walk.candidates[start..].sort_by_key(|c| c.role == Role::Jump);
+    }
+
+    fn reading(
+        &self,
+        spec: &Program,
+        parent: Option<&Program>,
+        scanned: Vec<Arg>,
         mut cx: Context,
         walk: &mut Walk,
     ) {
-        let scanned = argv::scan(&spec.syntax, args);
         if argv::has(&scanned, &spec.inert) {
             return;
         }
@@ -319,7 +346,6 @@ impl Guard<'_> {
             }
             return;
         }
-        self.ssh_config(role, &value, cx, walk);
         // A D-Bus call's or an engine API request's shape is the command it comes to:
         // `systemctl restart <unit>`, `docker logs <container>`.
         let object = match role {
@@ -332,9 +358,12 @@ impl Guard<'_> {
             (Some(object), None) => format!("{} <{object}>", cx.shape.join(" ")),
             _ => shape,
         };
+        // The destination as typed first, then where ssh's configuration sends it
+        // (`HostName`, `ProxyJump`): a refusal names what the agent asked for.
+        let at = walk.candidates.len();
         walk.candidates.push(Candidate {
             role,
-            value,
+            value: value.clone(),
             command: cx.command.words.clone(),
             command_written: cx.command.written.clone(),
             over: cx.over.clone(),
@@ -344,7 +373,30 @@ impl Guard<'_> {
             speculative: walk.speculative > 0,
             route: false,
         });
+        self.ssh_config(role, &walk.candidates[at].value.clone(), cx, walk);
     }
+}
+
+/// Options whose reading is uncertain, at most, taken in every combination; past them,
+/// one more reading has every one take a value.
+const MAX_AMBIGUOUS: usize = 3;
+
+/// The sets of uncertain options that take a value, one per reading other than "none".
+fn readings(ambiguous: &[String]) -> Vec<Vec<String>> {
+    let each = &ambiguous[..ambiguous.len().min(MAX_AMBIGUOUS)];
+    let mut out: Vec<Vec<String>> = (1..1u32 << each.len())
+        .map(|mask| {
+            each.iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(_, o)| o.clone())
+                .collect()
+        })
+        .collect();
+    if ambiguous.len() > MAX_AMBIGUOUS {
+        out.push(ambiguous.to_vec());
+    }
+    out
 }
 
 impl Guard<'_> {

@@ -126,12 +126,19 @@ fn rank_forms(
                     match_entry(catalog, entry, form, &tool, order, known)
                     && top.as_ref().is_none_or(|(s, _)| score > *s)
                 {
+                    // The machine the refusal reaches is the one to fill, not the first
+                    // machine word (`ssh -J bastion render`: the jump comes first).
                     let values = |p: &Placeholder| {
-                        bindings
-                            .iter()
-                            .find(|(k, _)| k == p)
-                            .map(|(_, v)| v.clone())
-                            .or_else(|| known.value(p, &tool))
+                        let reached = (*p == Placeholder::Machine)
+                            .then(|| known.get(p).cloned())
+                            .flatten();
+                        reached.or_else(|| {
+                            bindings
+                                .iter()
+                                .find(|(k, _)| k == p)
+                                .map(|(_, v)| v.clone())
+                                .or_else(|| known.value(p, &tool))
+                        })
                     };
                     top = Some((
                         score,

@@ -11,8 +11,9 @@ use std::rc::Rc;
 
 /// The keys that say what a program is, rather than add to it: set on a built-in program
 /// without `replace = true`, they redefine it.
-const DEFINING: [&str; 9] = [
+const DEFINING: [&str; 10] = [
     "over",
+    "abbreviations",
     "ranks_as",
     "operands",
     "stop_at_operand",
@@ -171,9 +172,14 @@ fn extended(base: &Program, more: &Program) -> Result<Program, String> {
             }
         }
     }
-    for c in more.syntax.short_value.chars() {
-        if !out.syntax.short_value.contains(c) {
-            out.syntax.short_value.push(c);
+    for (letters, added) in [
+        (&mut out.syntax.short_value, &more.syntax.short_value),
+        (&mut out.syntax.short_flag, &more.syntax.short_flag),
+    ] {
+        for c in added.chars() {
+            if !letters.contains(c) {
+                letters.push(c);
+            }
         }
     }
     for (list, added) in [
@@ -182,6 +188,8 @@ fn extended(base: &Program, more: &Program) -> Result<Program, String> {
             &mut out.syntax.long_two_values,
             &more.syntax.long_two_values,
         ),
+        (&mut out.syntax.long_flag, &more.syntax.long_flag),
+        (&mut out.syntax.optional_value, &more.syntax.optional_value),
         (&mut out.inert, &more.inert),
     ] {
         list.extend(

@@ -28,6 +28,28 @@ pub struct Syntax {
     /// Long options (without `--`) that take two values (`bwrap --bind SRC DEST`).
     #[serde(default)]
     pub long_two_values: Vec<String>,
+    /// Short options that take no value. A syntax that lists its flags is *exact*: an
+    /// option in none of its lists is unknown (decision 0053).
+    #[serde(default)]
+    pub short_flag: String,
+    /// Long options (without `--`) that take no value.
+    #[serde(default)]
+    pub long_flag: Vec<String>,
+    /// Options whose value is optional (`journalctl -b [ID]`, `-n [N]`): the next word may be
+    /// theirs or not, so both readings are taken.
+    #[serde(default)]
+    pub optional_value: Vec<String>,
+    /// getopt_long: an unambiguous prefix of a long option is that option (`--uni` is
+    /// `--unit`). Read only in an exact syntax, where every long option is known.
+    #[serde(default)]
+    pub abbreviations: bool,
+}
+
+impl Syntax {
+    /// Whether the syntax lists every option the program has.
+    pub fn exact(&self) -> bool {
+        !self.short_flag.is_empty() || !self.long_flag.is_empty()
+    }
 }
 
 /// Declares a rules table twice: the type the guard reads (its option syntax gathered in
@@ -65,6 +87,14 @@ macro_rules! with_syntax {
             single_dash_long: bool,
             #[serde(default)]
             long_two_values: Vec<String>,
+            #[serde(default)]
+            short_flag: String,
+            #[serde(default)]
+            long_flag: Vec<String>,
+            #[serde(default)]
+            optional_value: Vec<String>,
+            #[serde(default)]
+            abbreviations: bool,
         }
 
         impl From<$form> for $name {
@@ -78,6 +108,10 @@ macro_rules! with_syntax {
                         options_after_first_operand: f.options_after_first_operand,
                         single_dash_long: f.single_dash_long,
                         long_two_values: f.long_two_values,
+                        short_flag: f.short_flag,
+                        long_flag: f.long_flag,
+                        optional_value: f.optional_value,
+                        abbreviations: f.abbreviations,
                     },
                 }
             }

@@ -31,7 +31,7 @@ mod tests {
              `options`, `env`, `operands`, `inert`, `subcommand`, `parent_subcommands`, \
              `same_as`, `ranks_as`, `only_by_target`, `replace`, `methods`, `short_value`, `long_value`, \
              `stop_at_operand`, `options_after_first_operand`, `single_dash_long`, \
-             `long_two_values`"
+             `long_two_values`, `short_flag`, `long_flag`, `optional_value`, `abbreviations`"
         );
     }
 
