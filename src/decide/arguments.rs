@@ -50,6 +50,15 @@ impl Guard<'_> {
         }
         let data_options: &[String] = rules.map_or(&[], |r| r.data_options.as_slice());
         let words = code_words(&command.words[1..], data_options);
+        // As typed: `./mesh` is a file of the working directory, not the mesh's CLI.
+        walk.runners.push(first.clone());
+        self.read_words(command, &words, walk);
+        walk.runners.pop();
+    }
+
+    /// Each argument word that is a program the rules know, or shell code, walked as what
+    /// it would run.
+    fn read_words(&self, command: &Command, words: &[&str], walk: &mut Walk) {
         for (at, word) in words.iter().enumerate() {
             let code = if self.is_program_word(word) {
                 None

@@ -42,6 +42,27 @@ impl Guard<'_> {
             .collect()
     }
 
+    /// The mesh's own command-line programs: the program word of each seat verb's and
+    /// module tool's usage (`mesh`), as the usage writes it, unless the rules know it as a
+    /// program that reaches machines or runs others (a catalog cannot sanction `ssh`).
+    fn mesh_programs(&self, catalog: &Catalog) -> Vec<String> {
+        let mut programs: Vec<String> = Vec::new();
+        for tool in catalog.tools() {
+            let Some(word) = tool.usage.split_whitespace().next() else {
+                continue;
+            };
+            let name = crate::argv::base_name(word);
+            let known = self.rules.program(name).is_some()
+                || self.rules.wrapper(name).is_some()
+                || self.rules.shell(name).is_some()
+                || self.rules.interpreter(name).is_some();
+            if !known && !programs.iter().any(|p| p == word) {
+                programs.push(word.to_string());
+            }
+        }
+        programs
+    }
+
     /// With the catalog: the first candidate that reaches the mesh is refused.
     pub(super) fn judge(&self, catalog: &Catalog, source: &str, mut walk: Walk) -> Decision {
         // A route's selection (`docker context use X`, `export DOCKER_HOST=…`) is refused
@@ -52,7 +73,20 @@ impl Guard<'_> {
         let mut unknown = None;
         // A refusal in report-only mode: the walk goes on, for any that is enforced.
         let mut reported = None;
+        let mut mesh_cli: Option<Vec<String>> = None;
         for c in &walk.candidates {
+            // The mesh's own CLI is the sanctioned path: what its arguments would run is
+            // the mesh's to run (`mesh exec api -- 'journalctl -u x'`).
+            if c.speculative
+                && !c.runners.is_empty()
+                && c.runners.iter().any(|r| {
+                    mesh_cli
+                        .get_or_insert_with(|| self.mesh_programs(catalog))
+                        .contains(r)
+                })
+            {
+                continue;
+            }
             match target::resolve(catalog, c.role, &c.value, c.user.as_deref()) {
                 target::Resolved::Nothing => {}
                 // Words that were only a program's arguments count only as far as they

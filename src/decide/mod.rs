@@ -237,6 +237,9 @@ struct Candidate {
     /// DOCKER_HOST=…`), or is a host the connection passes through on its way (a jump): the
     /// commands that use it, and the destination, are refused first, for their tools.
     route: bool,
+    /// The programs whose arguments it was found in (`mesh exec api -- 'journalctl -u x'`):
+    /// under the mesh's own CLI it is the mesh's data (decision 0054).
+    runners: Vec<String>,
 }
 
 #[derive(Default)]
@@ -280,6 +283,8 @@ struct Walk {
     in_git_setting: bool,
     /// Walking a suffix of arguments found by `arguments_run`.
     in_suffix: bool,
+    /// The programs whose arguments are being read, outermost first.
+    runners: Vec<String>,
     /// Suffixes and shell-code words walked so far, and the words they held.
     suffixes: usize,
     suffix_words: usize,

@@ -372,6 +372,7 @@ impl Guard<'_> {
             carried: cx.carried.clone(),
             speculative: walk.speculative > 0,
             route: false,
+            runners: walk.runners.clone(),
         });
         self.ssh_config(role, &walk.candidates[at].value.clone(), cx, walk);
     }

@@ -97,6 +97,7 @@ impl Guard<'_> {
                 carried: cx.carried.clone(),
                 speculative: walk.speculative > 0,
                 route: at < destination_at,
+                runners: walk.runners.clone(),
             });
         }
         for source in route.commands {
