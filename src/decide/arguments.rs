@@ -27,10 +27,12 @@ impl Guard<'_> {
             return;
         };
         let program = base_name(first);
-        // Shells and interpreters are read by their own rules; a guarded program that runs
-        // a command of its operands (`ssh host CMD`, `docker exec c CMD`) already walks it.
+        // Shells, interpreters and wrappers are read by their own rules (`find -exec grep
+        // 'ssh x' {} +` runs grep, whose pattern is data); a guarded program that runs a
+        // command of its operands (`ssh host CMD`, `docker exec c CMD`) already walks it.
         if self.rules.shell(program).is_some()
             || self.rules.interpreter(program).is_some()
+            || self.rules.wrapper(program).is_some()
             || self.rules.program(program).is_some_and(runs_a_command)
         {
             return;
@@ -49,7 +51,15 @@ impl Guard<'_> {
             return;
         }
         let data_options: &[String] = rules.map_or(&[], |r| r.data_options.as_slice());
-        let words = code_words(&command.words[1..], data_options);
+        let args = &command.words[1..];
+        let words = match rules.and_then(|r| data_subcommand(r, args)) {
+            // `git grep -n 'ssh api'`: the pattern and paths are data, options still read.
+            Some(at) => code_words(&args[at + 1..], data_options)
+                .into_iter()
+                .filter(|w| w.starts_with('-'))
+                .collect(),
+            None => code_words(args, data_options),
+        };
         // As typed: `./mesh` is a file of the working directory, not the mesh's CLI.
         walk.runners.push(first.clone());
         self.read_words(command, &words, walk);
@@ -145,6 +155,46 @@ impl Guard<'_> {
     }
 }
 
+/// Where the program's subcommand is, when it is one whose operands are data.
+fn data_subcommand(rules: &crate::rules::Arguments, args: &[String]) -> Option<usize> {
+    if rules.data_subcommands.is_empty() {
+        return None;
+    }
+    let stop = crate::rules::Syntax {
+        stop_at_operand: true,
+        ..rules.syntax.clone()
+    };
+    let scanned = crate::argv::scan(&stop, args);
+    let first = crate::argv::operands(&scanned).next()?;
+    if !rules.data_subcommands.iter().any(|s| s == first) {
+        return None;
+    }
+    // Its place: the words before it are options and their values.
+    let options: usize = scanned
+        .iter()
+        .take_while(|a| matches!(a, crate::argv::Arg::Option { .. }))
+        .count();
+    args.iter()
+        .skip(options)
+        .position(|a| a == first)
+        .map(|p| p + options)
+}
+
+/// A group of short options holding a data option (`-am MSG`, `-qamMSG`): whether the
+/// next word is its value (`Some(true)`) or the value is attached (`Some(false)`).
+fn data_in_group(arg: &str, data_options: &[String]) -> Option<bool> {
+    let group = arg.strip_prefix('-').filter(|g| !g.starts_with('-'))?;
+    for (i, c) in group.char_indices() {
+        if !c.is_ascii_alphanumeric() {
+            return None;
+        }
+        if data_options.iter().any(|o| o.len() == 2 && o.ends_with(c)) {
+            return Some(i + 1 == group.len());
+        }
+    }
+    None
+}
+
 /// The words of an argument vector that may run, with data options' values left out.
 fn code_words<'a>(args: &'a [String], data_options: &[String]) -> Vec<&'a str> {
     let mut words = Vec::new();
@@ -155,6 +205,10 @@ fn code_words<'a>(args: &'a [String], data_options: &[String]) -> Vec<&'a str> {
         }
         if data_options.iter().any(|o| o == arg) {
             skip_next = true;
+            continue;
+        }
+        if let Some(next_is_value) = data_in_group(arg, data_options) {
+            skip_next = next_is_value;
             continue;
         }
         let glued = data_options.iter().any(|o| {
@@ -174,4 +228,29 @@ fn runs_a_command(spec: &Program) -> bool {
         .iter()
         .any(|o| matches!(o.role, Role::Command | Role::RemoteCommand))
         || spec.subcommand.iter().any(runs_a_command)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_data_option_in_a_group_takes_its_value_with_it() {
+        let data = words(&["-m", "--message"]);
+        let args = words(&[
+            "commit",
+            "-qam",
+            "ssh web",
+            "-mssh db",
+            "--message=ssh x",
+            "ssh y",
+        ]);
+        assert_eq!(code_words(&args, &data), ["commit", "ssh y"]);
+        // A group without the data option is not data: `-xa ssh` keeps `ssh`.
+        assert_eq!(code_words(&words(&["-xa", "ssh"]), &data), ["-xa", "ssh"]);
+    }
 }

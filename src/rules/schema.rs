@@ -254,6 +254,10 @@ with_syntax! {
         #[serde(default)]
         pub code_operand: bool,
         pub runs: Vec<String>,
+        /// Calls that only print or log their arguments (`print`, `console.log`): a literal
+        /// given to one is data (decision 0054).
+        #[serde(default)]
+        pub prints: Vec<String>,
         /// Words after which the statement is a program and its arguments (Tcl's `exec`).
         #[serde(default)]
         pub command_words: Vec<String>,
@@ -384,9 +388,14 @@ with_syntax! {
         /// Every argument is data (`echo`, `grep`): nothing in it runs.
         #[serde(default)]
         pub data: bool,
-        /// Only these options' values are data (`git commit -m`, `gh --body`).
+        /// Only these options' values are data (`git commit -m`, `gh --body`); a short one
+        /// is read in a group too (`git commit -am MSG`).
         #[serde(default)]
         pub data_options: Vec<String>,
+        /// Subcommands (its first operand, by its option syntax) whose operands are data
+        /// (`git grep PATTERN`); their options are still read.
+        #[serde(default)]
+        pub data_subcommands: Vec<String>,
         /// Its standard input is shell code it runs later (`at`, `batch`, `crontab -`).
         #[serde(default)]
         pub stdin_code: bool,

@@ -1,5 +1,6 @@
 //! Interpreters' inline code (`python3 -c`, `awk`, `node -e`): the shell commands it runs.
 
+use super::sinks::Sinks;
 use super::{Step, operands_after_options, payload};
 use crate::shell::{Command, Stdin};
 
@@ -89,7 +90,10 @@ pub fn code_steps(
         .iter()
         .any(|marker| code.contains(marker.as_str()))
     {
-        inline_code(command, code, out);
+        let backticks_run = interpreter.runs.iter().any(|r| r == "`");
+        let literals =
+            literals_that_may_run(code, &command.words, &interpreter.prints, backticks_run);
+        run_literals(command, &literals, out);
         command_statements(command, &interpreter.command_words, code, out);
     }
 }
@@ -113,11 +117,9 @@ pub(crate) fn command_statements(
     }
 }
 
-/// Interpreter code that runs programs: each string literal is read as a shell command,
-/// and runs of literals (`["ssh", "atlas"]`) as a program and its arguments.
-pub(crate) fn inline_code(command: &Command, code: &str, out: &mut Vec<Step>) {
-    let literals = string_literals(code, &command.words);
-    for literal in &literals {
+/// Each literal as a shell command, and runs of them as a program and its arguments.
+fn run_literals(command: &Command, literals: &[String], out: &mut Vec<Step>) {
+    for literal in literals {
         out.push(payload(command, literal.clone()));
     }
     // Any literal may start an argument list; a bounded number keeps this linear enough.
@@ -141,8 +143,23 @@ pub(crate) fn inline_code(command: &Command, code: &str, out: &mut Vec<Step>) {
 /// (the value a name holds is most often spelled in it: `host = "atlas"`), or something
 /// else ([`UNKNOWN`](crate::shell::UNKNOWN)): what the code may run is never less than what
 /// it spells.
+#[cfg(test)]
 pub(crate) fn string_literals(code: &str, arguments: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+    literals_that_may_run(code, arguments, &[], false)
+}
+
+/// [`string_literals`] without those the code only prints (`prints`: the interpreter's
+/// calls that print or log their arguments), nor the joined values made only of them.
+/// Backticks run their contents where `backticks_run` (perl, ruby, php), and `qx`/`%x`
+/// always: those are never only printed.
+pub(crate) fn literals_that_may_run(
+    code: &str,
+    arguments: &[String],
+    prints: &[String],
+    backticks_run: bool,
+) -> Vec<String> {
+    let mut literals: Vec<(String, Option<usize>)> = Vec::new();
+    let mut sinks = Sinks::new(prints);
     let mut chains = Chains::default();
     let mut chars = code.chars().peekable();
     let mut previous = None;
@@ -159,8 +176,11 @@ pub(crate) fn string_literals(code: &str, arguments: &[String]) -> Vec<String> {
         previous = Some(c);
         let Some(close) = close else {
             chains.other(c, chars.peek().copied());
+            sinks.other(c);
             continue;
         };
+        let runs_itself = quote_like || (close == '`' && backticks_run);
+        let print = sinks.literal().filter(|_| !runs_itself);
         let mut literal = String::new();
         while let Some(d) = chars.next() {
             match d {
@@ -169,11 +189,18 @@ pub(crate) fn string_literals(code: &str, arguments: &[String]) -> Vec<String> {
                 d => literal.push(d),
             }
         }
-        chains.literal(&literal, quote_like);
-        out.push(literal);
+        chains.literal(&literal, quote_like, print);
+        literals.push((literal, print));
         previous = None;
     }
-    chains.values(&mut out, arguments);
+    let only_printed = |print: &Option<usize>| sinks.only_printed(*print);
+    let all: Vec<String> = literals.iter().map(|(l, _)| l.clone()).collect();
+    let mut out: Vec<String> = literals
+        .into_iter()
+        .filter(|(_, print)| !only_printed(print))
+        .map(|(l, _)| l)
+        .collect();
+    chains.values(&mut out, &all, arguments, only_printed);
     out
 }
 
@@ -188,6 +215,8 @@ enum Part {
 #[derive(Default)]
 struct Chains {
     runs: Vec<Vec<Part>>,
+    /// Per run: the print each of its literals was given to.
+    prints: Vec<Vec<Option<usize>>>,
     /// The last thing read was a literal, or a value that is not one (a name, a call).
     after_literal: bool,
     after_value: bool,
@@ -196,13 +225,17 @@ struct Chains {
 }
 
 impl Chains {
-    fn literal(&mut self, literal: &str, quote_like: bool) {
+    fn literal(&mut self, literal: &str, quote_like: bool, print: Option<usize>) {
         let joins = !quote_like && (self.joining || self.after_literal);
         if joins && self.after_value {
             // `host + "…"`: the run starts with what cannot be known.
             self.runs.push(vec![Part::Unknown]);
+            self.prints.push(vec![print]);
         } else if !joins || self.runs.is_empty() {
             self.runs.push(Vec::new());
+            self.prints.push(vec![print]);
+        } else if let Some(prints) = self.prints.last_mut() {
+            prints.push(print);
         }
         if let Some(run) = self.runs.last_mut() {
             run.push(Part::Literal(literal.to_string()));
@@ -242,14 +275,20 @@ impl Chains {
 
     /// The literals again with each joined run as one value, then each run with a part
     /// that is not a literal as each literal of the code; nothing when nothing is joined.
-    fn values(self, out: &mut Vec<String>, arguments: &[String]) {
+    fn values(
+        self,
+        out: &mut Vec<String>,
+        all: &[String],
+        arguments: &[String],
+        only_printed: impl Fn(&Option<usize>) -> bool,
+    ) {
         if self.runs.iter().all(|run| run.len() < 2) {
             return;
         }
         // Bounded, as every value becomes a command to decide: a host's name is short, a
         // run of many parts is not a command line, and the values stop at a total size.
         let mut literals: Vec<String> = Vec::new();
-        for literal in out.iter().chain(arguments) {
+        for literal in all.iter().chain(arguments) {
             if literals.len() == MAX_SUBSTITUTES {
                 break;
             }
@@ -270,13 +309,20 @@ impl Chains {
                 })
                 .collect()
         };
-        let known = |run: &&Vec<Part>| run.iter().all(|p| matches!(p, Part::Literal(_)));
-        for run in self.runs.iter().filter(known) {
+        let runs: Vec<&Vec<Part>> = self
+            .runs
+            .iter()
+            .zip(&self.prints)
+            .filter(|(_, prints)| !prints.iter().all(&only_printed))
+            .map(|(run, _)| run)
+            .collect();
+        let known = |run: &&&Vec<Part>| run.iter().all(|p| matches!(p, Part::Literal(_)));
+        for run in runs.iter().filter(known) {
             budget.push(out, join(run, ""));
         }
         let with_a_name =
-            |r: &&Vec<Part>| r.len() <= MAX_PARTS && r.iter().any(|p| matches!(p, Part::Unknown));
-        for run in self.runs.iter().filter(with_a_name) {
+            |r: &&&Vec<Part>| r.len() <= MAX_PARTS && r.iter().any(|p| matches!(p, Part::Unknown));
+        for run in runs.iter().filter(with_a_name) {
             for literal in &literals {
                 budget.push(out, join(run, literal));
             }

@@ -5,6 +5,7 @@
 mod find;
 mod interpreter;
 mod shell;
+mod sinks;
 mod xargs;
 
 use crate::argv::{self, Arg, base_name};
