@@ -188,10 +188,21 @@ mod tests {
             .into_iter()
             .map(|c| c[0].clone())
             .collect();
-        assert_eq!(
-            programs,
-            ["ssh", "x", "y", "z", "q", "r", "c", "s", "t", "u", "v"]
-        );
+        // `f` is never called: its body runs nothing.
+        assert_eq!(programs, ["x", "y", "z", "q", "r", "c", "s", "t", "u", "v"]);
+    }
+
+    #[test]
+    fn a_function_runs_where_it_is_called_or_may_be() {
+        let programs = |source: &str| -> Vec<String> {
+            words(source).into_iter().map(|c| c[0].clone()).collect()
+        };
+        assert_eq!(programs("f() { ssh atlas; }; f"), ["f", "ssh"]);
+        // Called where the walk cannot follow: by name elsewhere, or by an unknown program.
+        assert!(programs("f() { ssh atlas; }; trap f EXIT").contains(&"ssh".to_string()));
+        assert!(programs("f() { ssh atlas; }; $(cat x)").contains(&"ssh".to_string()));
+        // `ff` and `f-x` are other names.
+        assert!(!programs("f() { ssh atlas; }; ff; f-x").contains(&"ssh".to_string()));
     }
 
     #[test]

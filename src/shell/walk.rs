@@ -49,6 +49,8 @@ pub(crate) struct Walker<'s> {
     pub(super) loops: usize,
     /// Functions defined so far, by name.
     functions: HashMap<String, Box<Stmt>>,
+    /// Functions defined and not called (yet), in the order they were defined.
+    uncalled: Vec<String>,
     /// A function's arguments while its body is walked for a call.
     positional: Option<Vec<String>>,
     /// Function calls being walked, nested.
@@ -81,6 +83,7 @@ impl<'s> Walker<'s> {
             uncertain: 0,
             loops: 0,
             functions: HashMap::new(),
+            uncalled: Vec::new(),
             positional: None,
             calls: 0,
             calls_made: 0,
@@ -89,7 +92,8 @@ impl<'s> Walker<'s> {
         }
     }
 
-    pub(crate) fn finish(self) -> Script {
+    pub(crate) fn finish(mut self) -> Script {
+        self.uncalled_functions();
         Script {
             commands: self.commands,
             variables: self.vars,

@@ -88,17 +88,55 @@ impl Walker<'_> {
         text.contains(&format!("${name}")) || text.contains(&format!("${{{name}"))
     }
 
-    /// `f() { … }`: the body is walked where it is defined (its commands are seen even if
-    /// never called, with its arguments unknown), and again at each call.
+    /// `f() { … }`: the body runs at each call, walked there with the call's arguments. A
+    /// function never called runs nothing (`uncalled_functions`).
     pub(crate) fn define(&mut self, function: &FunctionDef) {
         for name in function.header.static_names() {
-            self.functions
-                .insert(name.as_str().to_string(), function.body.clone());
+            let name = name.as_str().to_string();
+            self.functions.insert(name.clone(), function.body.clone());
+            if !self.uncalled.contains(&name) {
+                self.uncalled.push(name);
+            }
         }
-        self.subshell(|walker| {
-            walker.set_positional(None);
-            walker.uncertain(|w| w.stmt(&function.body));
-        });
+    }
+
+    /// The functions the walk saw no call of: each is walked as if called with unknown
+    /// arguments where something the walk cannot follow may call it: its name anywhere else
+    /// in the source (`trap f EXIT`, `eval f`, `export -f f; bash -c f`, `"$(echo f)"`), or
+    /// a program word that cannot be known. A function nothing can call runs nothing.
+    pub(crate) fn uncalled_functions(&mut self) {
+        let mut walked: Vec<String> = Vec::new();
+        while let Some(name) = self.uncalled.iter().find(|n| !walked.contains(n)).cloned() {
+            walked.push(name.clone());
+            if !self.may_be_called(&name) {
+                continue;
+            }
+            let Some(body) = self.functions.get(&name).cloned() else {
+                continue;
+            };
+            self.subshell(|walker| {
+                walker.set_positional(None);
+                walker.uncertain(|w| w.stmt(&body));
+            });
+        }
+    }
+
+    fn may_be_called(&self, name: &str) -> bool {
+        let unknown_program = self
+            .commands
+            .iter()
+            .any(|c| c.words.first().is_none_or(|w| w.contains(UNKNOWN)));
+        let part_of_name = |c: char| c.is_alphanumeric() || "_-.:".contains(c);
+        let mentions = self
+            .src
+            .match_indices(name)
+            .filter(|(at, _)| {
+                let before = self.src[..*at].chars().next_back();
+                let after = self.src[at + name.len()..].chars().next();
+                !before.is_some_and(part_of_name) && !after.is_some_and(part_of_name)
+            })
+            .count();
+        unknown_program || mentions > 1
     }
 
     /// `f ARGS…` where `f` is a function defined earlier: its body runs with `$1`…, `$@`.
@@ -106,6 +144,7 @@ impl Walker<'_> {
         let Some(body) = words.first().and_then(|w| self.functions.get(w)).cloned() else {
             return;
         };
+        self.uncalled.retain(|n| Some(n) != words.first());
         if self.calls >= MAX_CALL_DEPTH || self.calls_made >= MAX_CALLS {
             self.incomplete = Some(format!(
                 "its functions call each other deeper than {MAX_CALL_DEPTH} or more than {MAX_CALLS} times"
