@@ -145,7 +145,12 @@ impl Guard<'_> {
             .map(|s| (**s).clone())
             .unwrap_or_default();
         for (name, value) in env {
-            vars.entry(name.clone()).or_default().push(value.clone());
+            // A `-c` script's `$1` is its own argument, never the enclosing script's.
+            if crate::unwrap::is_positional(name) {
+                vars.insert(name.clone(), vec![value.clone()]);
+            } else {
+                vars.entry(name.clone()).or_default().push(value.clone());
+            }
         }
         // A payload is a new script: its commands' arguments were not tried by the suffix
         // that holds it (`foo bash -c 'uv run ssh atlas'`).

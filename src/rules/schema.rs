@@ -242,6 +242,9 @@ with_syntax! {
     pub struct Shell as ShellToml("ShellToml") {
         pub names: Vec<String>,
         pub command_flag: char,
+        /// POSIX: the operands after the command string are `$0`, `$1`, … of the script.
+        #[serde(default)]
+        pub positional: bool,
     }
 }
 

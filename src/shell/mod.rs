@@ -12,6 +12,7 @@ mod walk;
 #[cfg(test)]
 mod walk_tests;
 
+pub(crate) use expand::SPLIT;
 pub use walk::is_socket_path;
 
 use std::collections::HashMap;

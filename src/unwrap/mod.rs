@@ -151,7 +151,13 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
             let mut ops = argv::operands(&scanned);
             if has_command_flag {
                 if let Some(source) = ops.next() {
-                    out.push(payload(&command, source.to_string()));
+                    let mut step = payload(&command, source.to_string());
+                    if shell.positional
+                        && let Step::Shell { env, .. } = &mut step
+                    {
+                        env.extend(positional(&program, &shell.syntax, &args, source));
+                    }
+                    out.push(step);
                 }
             } else {
                 let reads_stdin = scanned
@@ -193,6 +199,44 @@ fn payload(command: &Command, source: String) -> Step {
         depth: command.depth + 1,
         env: command.env.clone(),
     }
+}
+
+/// A `-c` script's `$0`, `$1`, …, `$@`, `$*`, `$#`: the words after the command string,
+/// where the shell's options end at it (bash stops reading options at its first operand);
+/// none when that is not where the string is.
+fn positional(
+    program: &str,
+    syntax: &crate::rules::Syntax,
+    args: &[String],
+    source: &str,
+) -> Vec<(String, String)> {
+    let operands = operands_after_options(syntax, args);
+    let Some((first, rest)) = operands.split_first() else {
+        return Vec::new();
+    };
+    if first != source {
+        return Vec::new();
+    }
+    let (zero, params) = match rest.split_first() {
+        Some((zero, params)) => (zero.clone(), params),
+        None => (program.to_string(), &[][..]),
+    };
+    let mut env = vec![("0".to_string(), zero)];
+    for i in 1..=params.len().max(9) {
+        let value = params.get(i - 1).cloned().unwrap_or_default();
+        env.push((i.to_string(), value));
+    }
+    let split = crate::shell::SPLIT.to_string();
+    env.push(("@".into(), params.join(&split)));
+    env.push(("*".into(), params.join(" ")));
+    env.push(("#".into(), params.len().to_string()));
+    env
+}
+
+/// Whether a variable is one of a script's positional parameters (`0`, `1`, `@`, `#`).
+pub fn is_positional(name: &str) -> bool {
+    matches!(name, "@" | "*" | "#")
+        || (!name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn is_name(s: &str) -> bool {
