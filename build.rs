@@ -11,6 +11,9 @@ mod role;
 #[path = "src/rules/schema.rs"]
 mod schema;
 #[allow(dead_code)]
+#[path = "src/rules/syntax.rs"]
+mod syntax;
+#[allow(dead_code)]
 #[path = "src/rules/validate.rs"]
 mod validate;
 

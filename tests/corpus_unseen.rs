@@ -29,7 +29,7 @@ const FLOORS: [(&str, Floor); 9] = [
     ("on_disk.toml", Floor::new(100.0, 100.0, 0.0)),
     ("refusal.toml", Floor::new(97.3, 100.0, 100.0)),
     ("patterns.toml", Floor::new(95.0, 100.0, 0.0)),
-    ("grammar.toml", Floor::new(68.6, 54.0, 33.3)),
+    ("grammar.toml", Floor::new(97.0, 97.0, 100.0)),
 ];
 
 const RULE_IDS: [&str; 6] = [

@@ -86,42 +86,7 @@ impl Guard<'_> {
         if program == "make"
             && let Some(cwd) = &cwd
         {
-            let file =
-                option_values(&args, &["-f".into(), "--file".into(), "--makefile".into()]).pop();
-            if let Some(makefile) = disk.makefile(cwd, file.as_deref()) {
-                // Operands that are neither options, their values, nor `VAR=value`.
-                let mut targets: Vec<&str> = Vec::new();
-                let mut skip = false;
-                for a in &args {
-                    if std::mem::take(&mut skip) {
-                        continue;
-                    }
-                    if MAKE_VALUED.contains(&a.as_str()) {
-                        skip = true;
-                    } else if !a.starts_with('-') && !a.contains('=') {
-                        targets.push(a);
-                    }
-                }
-                // The default goal: the first target that is not special (`.PHONY`).
-                let default = makefile
-                    .recipes
-                    .iter()
-                    .map(|(t, _)| t.split_whitespace().next().unwrap_or(""))
-                    .find(|t| !t.starts_with('.'));
-                if targets.is_empty() {
-                    targets.extend(default);
-                }
-                let wanted = |rule: &str| rule.split_whitespace().any(|t| targets.contains(&t));
-                let mut lines: Vec<String> = makefile.parse_time.clone();
-                for (target, recipe) in &makefile.recipes {
-                    if wanted(target) {
-                        lines.extend(recipe.iter().cloned());
-                    }
-                }
-                for line in lines {
-                    self.payload(&line, command.depth + 1, &[], walk);
-                }
-            }
+            self.make(&args, cwd, disk.as_ref(), command.depth, walk);
         }
         self.engine_endpoint(&mut command, &program, disk.as_ref(), walk);
         command
@@ -217,19 +182,6 @@ fn runs_as_shell(text: &str) -> bool {
         "sh" | "bash" | "dash" | "ksh" | "zsh" | "ash" | "busybox"
     )
 }
-
-/// make's options that take the next word as their value.
-const MAKE_VALUED: [&str; 9] = [
-    "-f",
-    "--file",
-    "--makefile",
-    "-C",
-    "-I",
-    "-o",
-    "-W",
-    "-j",
-    "-l",
-];
 
 /// bash's builtins and keywords: never a program on `PATH`, never worth a startup file.
 const BUILTINS: [&str; 58] = [

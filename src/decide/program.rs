@@ -74,35 +74,7 @@ impl Guard<'_> {
         self.program_args(spec, None, &args, context, walk);
     }
 
-    /// A program's arguments, read as its grammar reads them. Where an option's reading
-    /// is not certain (one an exact grammar does not know, or one whose value is optional),
-    /// every reading is taken: the one where each is a flag decides as before, the others
-    /// (the option takes the next word) are speculative, refused only where a mesh name is
-    /// the target there (decision 0053).
-    pub(super) fn program_args(
-        &self,
-        spec: &Program,
-        parent: Option<&Program>,
-        args: &[String],
-        cx: Context,
-        walk: &mut Walk,
-    ) {
-        let start = walk.candidates.len();
-        let scanned = argv::scan(&spec.syntax, args);
-        let ambiguous = argv::ambiguous(&spec.syntax, &scanned);
-        self.reading(spec, parent, scanned, cx.clone(), walk);
-        for valued in readings(&ambiguous) {
-            let scanned = argv::scan_as(&spec.syntax, args, &valued);
-            walk.speculative += 1;
-            self.reading(spec, parent, scanned, cx.clone(), walk);
-            walk.speculative -= 1;
-        }
-        // `ssh -J bastion render cmd`: the destination is the target, the jump is reached
-        // on the way; a refusal names the destination first.
-        walk.candidates[start..].sort_by_key(|c| c.role == Role::Jump);
-    }
-
-    fn reading(
+    pub(super) fn reading(
         &self,
         spec: &Program,
         parent: Option<&Program>,
@@ -376,28 +348,6 @@ impl Guard<'_> {
         });
         self.ssh_config(role, &walk.candidates[at].value.clone(), cx, walk);
     }
-}
-
-/// Options whose reading is uncertain, at most, taken in every combination; past them,
-/// one more reading has every one take a value.
-const MAX_AMBIGUOUS: usize = 3;
-
-/// The sets of uncertain options that take a value, one per reading other than "none".
-fn readings(ambiguous: &[String]) -> Vec<Vec<String>> {
-    let each = &ambiguous[..ambiguous.len().min(MAX_AMBIGUOUS)];
-    let mut out: Vec<Vec<String>> = (1..1u32 << each.len())
-        .map(|mask| {
-            each.iter()
-                .enumerate()
-                .filter(|(i, _)| mask & (1 << i) != 0)
-                .map(|(_, o)| o.clone())
-                .collect()
-        })
-        .collect();
-    if ambiguous.len() > MAX_AMBIGUOUS {
-        out.push(ambiguous.to_vec());
-    }
-    out
 }
 
 impl Guard<'_> {

@@ -11,6 +11,9 @@ use super::read::{Files, Read};
 pub struct Makefile {
     /// (targets, recipe lines) per rule, in file order.
     pub recipes: Vec<(String, Vec<String>)>,
+    /// Per rule of `recipes`, the lines make runs even in a dry run (`make -n`): those with
+    /// the `+` prefix or naming `$(MAKE)`.
+    pub dry_run: Vec<Vec<String>>,
     /// Commands make runs while reading the file.
     pub parse_time: Vec<String>,
     /// Files named by `include`: their recipes are not here.
@@ -48,6 +51,12 @@ fn logical_lines(text: &str) -> Vec<String> {
     }
     lines.extend(current);
     lines
+}
+
+/// A recipe line make runs under `-n` too: a `+` among its prefixes, or a recursive make.
+fn runs_in_dry_run(line: &str) -> bool {
+    let prefixes = &line[..line.len() - strip_prefixes(line).len()];
+    prefixes.contains('+') || line.contains("$(MAKE)") || line.contains("${MAKE}")
 }
 
 fn strip_prefixes(line: &str) -> &str {
@@ -105,10 +114,14 @@ pub fn parse(text: &str) -> Makefile {
         if let Some(recipe) = line.strip_prefix('\t') {
             if in_rule {
                 let command = strip_prefixes(recipe);
+                let forced = runs_in_dry_run(recipe);
                 if let Some((_, lines)) = makefile.recipes.last_mut()
                     && !command.trim().is_empty()
                 {
                     lines.push(command.to_string());
+                    if forced && let Some(dry) = makefile.dry_run.last_mut() {
+                        dry.push(command.to_string());
+                    }
                 }
             }
             continue;
@@ -164,13 +177,18 @@ pub fn parse(text: &str) -> Makefile {
                 let targets = trimmed[..colon].trim().to_string();
                 makefile.one_shell |= targets == ".ONESHELL";
                 let mut lines = Vec::new();
+                let mut dry = Vec::new();
                 if let Some((_, inline)) = trimmed[colon..].split_once(';') {
                     let command = strip_prefixes(inline);
                     if !command.trim().is_empty() {
                         lines.push(command.to_string());
+                        if runs_in_dry_run(inline) {
+                            dry.push(command.to_string());
+                        }
                     }
                 }
                 makefile.recipes.push((targets, lines));
+                makefile.dry_run.push(dry);
                 in_rule = true;
             }
             _ => {}

@@ -95,3 +95,12 @@ fn the_shell_and_one_shell_are_reported() {
     assert!(makefile.one_shell);
     assert!(!parse("all:\n\tls\n").one_shell);
 }
+
+#[test]
+fn a_dry_run_still_runs_plus_lines_and_recursive_makes() {
+    let text = "push: ; +ssh a\n\tssh b\n\t@+ssh c\n\t$(MAKE) -C sub\nother:\n\tssh d\n";
+    let makefile = parse(text);
+    assert_eq!(makefile.dry_run.len(), makefile.recipes.len());
+    assert_eq!(makefile.dry_run[0], ["ssh a", "ssh c", "$(MAKE) -C sub"]);
+    assert!(makefile.dry_run[1].is_empty());
+}

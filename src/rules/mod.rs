@@ -9,11 +9,13 @@ mod layer;
 mod load;
 mod role;
 mod schema;
+mod syntax;
 mod validate;
 
 pub use load::*;
 pub use role::*;
 pub use schema::*;
+pub use syntax::Syntax;
 
 use std::cell::OnceCell;
 use std::collections::HashMap;

@@ -63,23 +63,9 @@ pub(crate) struct Walker<'s> {
     locals: Vec<Vec<scope::Undo>>,
 }
 
-/// The positional parameters a script is given (a `-c` script's words, as `unwrap` sets
-/// `$#` and `$@`), so that `shift` and `set --` work on them; `None` when not known.
-fn given_positional(vars: &HashMap<String, Vec<String>>) -> Option<Vec<String>> {
-    let ([count], [all]) = (vars.get("#")?.as_slice(), vars.get("@")?.as_slice()) else {
-        return None;
-    };
-    let count: usize = count.parse().ok()?;
-    let params: Vec<String> = match count {
-        0 => Vec::new(),
-        _ => all.split(super::expand::SPLIT).map(String::from).collect(),
-    };
-    (params.len() == count).then_some(params)
-}
-
 impl<'s> Walker<'s> {
     pub(crate) fn new(src: &'s str, depth: usize, vars: HashMap<String, Vec<String>>) -> Self {
-        let positional = given_positional(&vars);
+        let positional = scope::given_positional(&vars);
         Walker {
             src,
             depth,

@@ -4,6 +4,8 @@
 
 mod find;
 mod interpreter;
+#[cfg(test)]
+mod interpreter_tests;
 mod shell;
 mod sinks;
 mod xargs;

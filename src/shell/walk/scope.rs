@@ -220,3 +220,20 @@ impl Walker<'_> {
         self.positional = args;
     }
 }
+
+/// The positional parameters a script is given (a `-c` script's words, as `unwrap` sets
+/// `$#` and `$@`), so that `shift` and `set --` work on them; `None` when not known.
+pub(super) fn given_positional(vars: &HashMap<String, Vec<String>>) -> Option<Vec<String>> {
+    let ([count], [all]) = (vars.get("#")?.as_slice(), vars.get("@")?.as_slice()) else {
+        return None;
+    };
+    let count: usize = count.parse().ok()?;
+    let params: Vec<String> = match count {
+        0 => Vec::new(),
+        _ => all
+            .split(crate::shell::expand::SPLIT)
+            .map(String::from)
+            .collect(),
+    };
+    (params.len() == count).then_some(params)
+}
