@@ -397,3 +397,17 @@ fn the_refusal_mentions_mesh_search_only_with_the_server() {
     let plain = call(&["instead-of"], &env, b"");
     assert!(!plain.stdout.contains("mesh_search"));
 }
+
+#[test]
+fn a_refusal_found_in_an_unknown_programs_arguments_says_so() {
+    let json = check(&example_catalog(), "hyperfine 'ssh atlas uptime'");
+    assert_eq!(json["decision"], "refuse");
+    let message = json["message"].as_str().unwrap();
+    assert!(
+        message.contains("it is an argument of `hyperfine`, a program mesh-guard does not know"),
+        "{message}"
+    );
+    // A program the rules know is refused for what it is, with nothing about arguments.
+    let json = check(&example_catalog(), "ssh atlas uptime");
+    assert!(!json["message"].as_str().unwrap().contains("argument of"));
+}

@@ -101,7 +101,14 @@ impl Guard<'_> {
                     rule,
                     machine,
                 } => {
-                    let refusal = candidate_refusal(c, object, rule, Why::Reaches, None);
+                    // Found among the arguments of a program the rules do not know: say so.
+                    let why = match c.runners.first() {
+                        Some(runner) if c.speculative => {
+                            Why::ArgumentOf(crate::argv::base_name(runner).to_string())
+                        }
+                        _ => Why::Reaches,
+                    };
+                    let refusal = candidate_refusal(c, object, rule, why, None);
                     // A jump to elsewhere is its own shape: no mesh tool runs there.
                     let hop = passes_through(c, &walk.candidates);
                     let shape = if hop {

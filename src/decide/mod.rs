@@ -101,6 +101,9 @@ pub enum Broken {
 pub enum Why {
     /// Nothing beyond the mesh object it reaches and how (the mesh rules).
     Reaches,
+    /// What reaches the mesh is an argument of this program, whose grammar the guard does
+    /// not know: it may run its arguments, so they are checked as commands.
+    ArgumentOf(String),
     /// Its program cannot be known before it runs (as written).
     UnknownProgram(String),
     /// A target cannot be known before it runs (as written).

@@ -44,8 +44,13 @@ pub fn render_for(refusal: &Refusal, instead: &[Suggestion], hints: Hints) -> St
             } else {
                 format!(" {}", over_phrase(refusal))
             };
+            // `hyperfine 'ssh atlas uptime'`: why an argument counts as a command.
+            let argument = match &refusal.why {
+                crate::decide::Why::ArgumentOf(_) => format!(" ({})", why::clause(&refusal.why)),
+                _ => String::new(),
+            };
             format!(
-                "{lead} mesh-guard refused `{command}`: it reaches {}{over}.{search} {NOTHING_ELSE}",
+                "{lead} mesh-guard refused `{command}`: it reaches {}{over}{argument}.{search} {NOTHING_ELSE}",
                 refusal.reaches
             )
         }

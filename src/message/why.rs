@@ -6,6 +6,9 @@ use crate::decide::{OVERRIDE_VAR, Refusal, Why};
 pub fn clause(why: &Why) -> String {
     match why {
         Why::Reaches => String::new(),
+        Why::ArgumentOf(program) => format!(
+            "it is an argument of `{program}`, a program mesh-guard does not know, which may run it"
+        ),
         Why::UnknownProgram(program) => {
             format!("its program `{program}` cannot be known before it runs")
         }
@@ -49,6 +52,9 @@ fn operators(what: &str) -> String {
 /// One line for `check` and the record: why, and what it reaches.
 pub fn reason(r: &Refusal) -> String {
     let why = clause(&r.why);
+    if let Why::ArgumentOf(_) = r.why {
+        return format!("it reaches {} {}; {why}", r.reaches, super::over_phrase(r));
+    }
     if r.reaches.is_empty() {
         why
     } else if why.is_empty() {
