@@ -239,11 +239,9 @@ pub(super) fn resolve(catalog: &Catalog, role: Role, value: &str, user: Option<&
             named(catalog.container_glob(value), value, Rule::MeshContainer)
         }
         Role::Container => named(catalog.container(value), value, Rule::MeshContainer),
-        Role::Service => named(
-            catalog.container(value).or_else(|| catalog.module(value)),
-            value,
-            Rule::MeshContainer,
-        ),
+        // A compose service named like a module is neither a container nor a unit: only
+        // a container's name (the project's `container_name`, or unread) reaches one.
+        Role::Service => named(catalog.container(value), value, Rule::MeshContainer),
         Role::CopyPath => match value.split_once(':') {
             Some((name, _)) if !name.contains('/') => {
                 named(catalog.container(name), name, Rule::MeshContainer)
