@@ -90,9 +90,8 @@ pub fn code_steps(
         .iter()
         .any(|marker| code.contains(marker.as_str()))
     {
-        let backticks_run = interpreter.runs.iter().any(|r| r == "`");
         let literals =
-            literals_that_may_run(code, &command.words, &interpreter.prints, backticks_run);
+            literals_that_may_run(code, &command.words, &interpreter.prints, &interpreter.runs);
         run_literals(command, &literals, out);
         command_statements(command, &interpreter.command_words, code, out);
     }
@@ -145,19 +144,36 @@ fn run_literals(command: &Command, literals: &[String], out: &mut Vec<Step>) {
 /// it spells.
 #[cfg(test)]
 pub(crate) fn string_literals(code: &str, arguments: &[String]) -> Vec<String> {
-    literals_that_may_run(code, arguments, &[], false)
+    literals_that_may_run(code, arguments, &[], &[])
 }
 
 /// [`string_literals`] without those the code only prints (`prints`: the interpreter's
 /// calls that print or log their arguments), nor the joined values made only of them.
-/// Backticks run their contents where `backticks_run` (perl, ruby, php), and `qx`/`%x`
-/// always: those are never only printed.
+/// Backticks run their contents where the interpreter's `runs` say (perl, ruby, php), and
+/// `qx`/`%x` always; a literal that interpolates code (`${…}`) or names one of `runs`
+/// (`f"{os.system('…')}"`, `"#{`…`}"`) may run what it holds: none is only printed.
 pub(crate) fn literals_that_may_run(
     code: &str,
     arguments: &[String],
     prints: &[String],
-    backticks_run: bool,
+    runs: &[String],
 ) -> Vec<String> {
+    literals_inside(code, arguments, prints, runs, 0)
+}
+
+/// Literals inside an interpolating literal (`f"{os.system('ssh x')}"`) are read again, to
+/// this depth.
+const MAX_INTERPOLATION_DEPTH: usize = 4;
+
+fn literals_inside(
+    code: &str,
+    arguments: &[String],
+    prints: &[String],
+    runs: &[String],
+    depth: usize,
+) -> Vec<String> {
+    let backticks_run = runs.iter().any(|r| r == "`");
+    let mut inner: Vec<String> = Vec::new();
     let mut literals: Vec<(String, Option<usize>)> = Vec::new();
     let mut sinks = Sinks::new(prints);
     let mut chains = Chains::default();
@@ -189,6 +205,18 @@ pub(crate) fn literals_that_may_run(
                 d => literal.push(d),
             }
         }
+        let interpolates =
+            literal.contains("${") || runs.iter().any(|r| literal.contains(r.as_str()));
+        let print = print.filter(|_| !interpolates);
+        if interpolates && depth < MAX_INTERPOLATION_DEPTH {
+            inner.extend(literals_inside(
+                &literal,
+                arguments,
+                prints,
+                runs,
+                depth + 1,
+            ));
+        }
         chains.literal(&literal, quote_like, print);
         literals.push((literal, print));
         previous = None;
@@ -201,6 +229,7 @@ pub(crate) fn literals_that_may_run(
         .map(|(l, _)| l)
         .collect();
     chains.values(&mut out, &all, arguments, only_printed);
+    out.extend(inner);
     out
 }
 

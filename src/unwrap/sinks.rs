@@ -165,7 +165,21 @@ mod tests {
 
     fn may_run(code: &str, prints: &[&str], backticks_run: bool) -> Vec<String> {
         let prints: Vec<String> = prints.iter().map(|p| p.to_string()).collect();
-        literals_that_may_run(code, &[], &prints, backticks_run)
+        let runs: Vec<String> = ["os.system", "execSync"]
+            .into_iter()
+            .chain(backticks_run.then_some("`"))
+            .map(String::from)
+            .collect();
+        literals_that_may_run(code, &[], &prints, &runs)
+    }
+
+    #[test]
+    fn a_printed_literal_that_interpolates_code_may_run() {
+        let printed = may_run("print(f\"{os.system('ssh web')}\")", &["print"], false);
+        // The literal, then the literals inside it.
+        assert_eq!(printed, ["{os.system('ssh web')}", "ssh web"]);
+        let template = may_run("console.log(`${x('ssh web')}`)", &["console.log"], false);
+        assert_eq!(template, ["${x('ssh web')}", "ssh web"]);
     }
 
     #[test]
