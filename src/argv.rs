@@ -201,6 +201,24 @@ pub fn has(args: &[Arg], names: &[String]) -> bool {
         .any(|a| matches!(a, Arg::Option { name, .. } if names.contains(name)))
 }
 
+/// Every value the options `names` take: `--settings X` and `--settings=X`.
+pub fn option_values(args: &[String], names: &[String]) -> Vec<String> {
+    let mut values = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        for name in names {
+            if arg == name {
+                values.extend(args.get(i + 1).cloned());
+            } else if let Some(value) = arg
+                .strip_prefix(name.as_str())
+                .and_then(|r| r.strip_prefix('='))
+            {
+                values.push(value.to_string());
+            }
+        }
+    }
+    values
+}
+
 /// The base name of a program word: `/usr/bin/ssh` → `ssh`.
 pub fn base_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)

@@ -376,23 +376,7 @@ impl Guard<'_> {
     }
 }
 
-/// Every value the options `names` take: `--settings X` and `--settings=X`.
-pub(super) fn option_values(args: &[String], names: &[String]) -> Vec<String> {
-    let mut values = Vec::new();
-    for (i, arg) in args.iter().enumerate() {
-        for name in names {
-            if arg == name {
-                values.extend(args.get(i + 1).cloned());
-            } else if let Some(value) = arg
-                .strip_prefix(name.as_str())
-                .and_then(|r| r.strip_prefix('='))
-            {
-                values.push(value.to_string());
-            }
-        }
-    }
-    values
-}
+pub(super) use crate::argv::option_values;
 
 #[derive(Clone)]
 pub(super) struct Context<'c> {
