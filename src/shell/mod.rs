@@ -36,6 +36,9 @@ pub enum Stdin {
     Inherited,
     /// Text from a heredoc, here-string or a pipe from `echo`/`printf`; may hold [`UNKNOWN`].
     Text(String),
+    /// Bytes a decoder printed that are not text (`base64 -d` of a gzip stream): input for
+    /// the next decoder; to a shell, code that cannot be read.
+    Bytes(Vec<u8>),
     /// A pipe or file whose content cannot be known.
     Unknown,
 }

@@ -3,6 +3,7 @@
 
 mod arith;
 mod commands;
+mod decode;
 mod printf;
 mod scope;
 
@@ -216,7 +217,7 @@ impl<'s> Walker<'s> {
         };
         // Output that cannot be known may still become the next command's words (`| xargs
         // ssh`): what the left side names can flow into them.
-        if output == Stdin::Unknown {
+        if !matches!(output, Stdin::Text(_)) {
             let from = start.min(self.commands.len());
             for command in self.commands[from..].iter_mut() {
                 command.feeds = true;

@@ -36,9 +36,29 @@ pub(crate) fn output_of(command: &Command) -> Stdin {
         }
         Some("tee") => match &command.stdin {
             Stdin::Text(text) => Stdin::Text(text.clone()),
+            Stdin::Bytes(bytes) => Stdin::Bytes(bytes.clone()),
             _ => Stdin::Unknown,
         },
-        _ => Stdin::Unknown,
+        Some(program) => decoded(program, args, &command.stdin),
+        None => Stdin::Unknown,
+    }
+}
+
+/// A decoder's output for the input the command gave it (`… | base64 -d`): text, bytes
+/// that are not text (`… | base64 -d | gunzip`), or unknown.
+fn decoded(program: &str, args: &[String], stdin: &Stdin) -> Stdin {
+    let input = match stdin {
+        Stdin::Text(text) if crate::shell::is_known(text) => text.as_bytes(),
+        Stdin::Bytes(bytes) => bytes,
+        _ => return Stdin::Unknown,
+    };
+    match super::decode::decoded(program, args, input).flatten() {
+        Some(bytes) if !bytes.contains(&0) => match String::from_utf8(bytes) {
+            Ok(text) => Stdin::Text(text),
+            Err(error) => Stdin::Bytes(error.into_bytes()),
+        },
+        Some(bytes) => Stdin::Bytes(bytes),
+        None => Stdin::Unknown,
     }
 }
 
