@@ -106,6 +106,9 @@ pub enum Why {
     ArgumentOf(String),
     /// Its program cannot be known before it runs (as written).
     UnknownProgram(String),
+    /// The code a program runs cannot be known before it runs: what `bash` reads on its
+    /// input (the program named).
+    UnknownCode(String),
     /// A target cannot be known before it runs (as written).
     UnknownTarget(String),
     /// Part of it cannot be parsed as a shell command.
@@ -253,6 +256,8 @@ struct Walk {
     /// The docker context the command has selected so far (`docker context use X`).
     engine_context: Option<String>,
     unknown_programs: Vec<Vec<String>>,
+    /// Commands that run code that cannot be known (a shell reading an unknown input).
+    unknown_code: Vec<Vec<String>>,
     unparsable: Vec<String>,
     /// Every word met, for "does the command name a mesh object".
     words: Vec<String>,
@@ -354,6 +359,7 @@ impl Guard<'_> {
         let quick_pass = walk.candidates.is_empty()
             && !walk.guarded
             && walk.unknown_programs.is_empty()
+            && walk.unknown_code.is_empty()
             && walk
                 .unparsable
                 .iter()

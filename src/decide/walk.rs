@@ -90,6 +90,11 @@ impl Guard<'_> {
                     }
                 }
                 Step::Shell { source, depth, env } => self.payload(&source, depth, &env, walk),
+                Step::UnknownCode(command) => {
+                    if walk.speculative == 0 {
+                        walk.unknown_code.push(command.words);
+                    }
+                }
             }
         }
         (walk.cwd, walk.cwd_unknown) = outer_cwd;

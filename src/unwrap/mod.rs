@@ -31,6 +31,8 @@ pub enum Step {
     },
     /// The program word cannot be known statically.
     UnknownProgram(Command),
+    /// A shell runs code from its input that cannot be known (`curl … | base64 -d | bash`).
+    UnknownCode(Command),
 }
 
 /// Wrappers taken off one command, at most.
@@ -165,15 +167,19 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
                 let reads_stdin = scanned
                     .iter()
                     .any(|a| matches!(a, Arg::Option { name, .. } if name == "-s"));
-                let script = match ops.next() {
+                let ops_first = if reads_stdin { Some("-") } else { ops.next() };
+                let script = match ops_first {
                     // No script file (or `-s`, `-`, `/dev/stdin`): the shell runs its input.
                     None | Some("-" | "/dev/stdin") => stdin_text(&command),
-                    Some(_) if reads_stdin => stdin_text(&command),
                     // A script the command itself wrote: `bash <(echo …)`, `echo … > s.sh; sh s.sh`.
                     Some(path) => file_text(&command, path),
                 };
-                if let Some(text) = script {
-                    out.push(payload(&command, text));
+                match script {
+                    Some(text) => out.push(payload(&command, text)),
+                    None if reads_input(&command, ops_first) => {
+                        out.push(Step::UnknownCode(command.clone()));
+                    }
+                    None => {}
                 }
             }
             out.push(Step::Run(command));
@@ -193,6 +199,13 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
     if !command.words.is_empty() {
         out.push(Step::UnknownProgram(command));
     }
+}
+
+/// A shell that reads its script from an input whose content cannot be known (a pipe from
+/// a program the walk cannot compute, bytes that are not text).
+fn reads_input(command: &Command, script: Option<&str>) -> bool {
+    matches!(script, None | Some("-" | "/dev/stdin"))
+        && matches!(command.stdin, crate::shell::Stdin::Unknown | crate::shell::Stdin::Bytes(_))
 }
 
 fn payload(command: &Command, source: String) -> Step {
