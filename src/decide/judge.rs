@@ -135,9 +135,8 @@ impl Guard<'_> {
                 .first()
                 .map_or(String::new(), |w| w.replace(UNKNOWN, "…"));
             Some((words.clone(), Why::UnknownProgram(program)))
-        } else if let Some(words) = walk.unknown_code.first() {
-            let program = words.first().map_or(String::new(), |w| w.replace(UNKNOWN, "…"));
-            Some((words.clone(), Why::UnknownCode(program)))
+        } else if let Some((words, what)) = walk.unknown_code.first() {
+            Some((words.clone(), Why::UnknownCode(what.clone())))
         } else if let Some(c) = unknown {
             // Only a word that could be this target and flows into it counts.
             let words = flow::own_words(c).iter().chain(&walk.flows);
@@ -295,6 +294,7 @@ fn candidate_refusal(
         written: c.command_written.clone(),
         verbatim: false,
         unknown,
+        read_from: c.read_from.clone(),
         ..Refusal::plain(rule, "", why)
     }
 }

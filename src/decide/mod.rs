@@ -20,6 +20,7 @@ mod make;
 mod overrides;
 mod program;
 mod readings;
+mod recipes;
 mod ssh_route;
 pub mod target;
 mod walk;
@@ -106,8 +107,8 @@ pub enum Why {
     ArgumentOf(String),
     /// Its program cannot be known before it runs (as written).
     UnknownProgram(String),
-    /// The code a program runs cannot be known before it runs: what `bash` reads on its
-    /// input (the program named).
+    /// The code a program runs cannot be known before it runs, in words: "the code `bash`
+    /// reads on its input", "what `deploy` in pyproject.toml runs".
     UnknownCode(String),
     /// A target cannot be known before it runs (as written).
     UnknownTarget(String),
@@ -191,6 +192,10 @@ pub struct Refusal {
     pub hop: bool,
     /// Why, beyond what it reaches: what could not be known or checked, what it changes.
     pub why: Why,
+    /// The command came from a recipe a task runner reads from a file: the runner's
+    /// command as written and the recipe in words (`npm run deploy`, "`deploy` in
+    /// package.json").
+    pub read_from: Option<(String, String)>,
 }
 
 impl Refusal {
@@ -214,6 +219,7 @@ impl Refusal {
             unknown: None,
             hop: false,
             why,
+            read_from: None,
         }
     }
 }
@@ -248,6 +254,9 @@ struct Candidate {
     /// The programs whose arguments it was found in (`mesh exec api -- 'journalctl -u x'`):
     /// under the mesh's own CLI it is the mesh's data (decision 0054).
     runners: Vec<String>,
+    /// Found in a recipe a task runner read from a file: the runner's command as written
+    /// and the recipe in words.
+    read_from: Option<(String, String)>,
 }
 
 #[derive(Default)]
@@ -256,8 +265,12 @@ struct Walk {
     /// The docker context the command has selected so far (`docker context use X`).
     engine_context: Option<String>,
     unknown_programs: Vec<Vec<String>>,
-    /// Commands that run code that cannot be known (a shell reading an unknown input).
-    unknown_code: Vec<Vec<String>>,
+    /// Commands that run code that cannot be known (a shell reading an unknown input, a
+    /// recipe not read), with that code in words.
+    unknown_code: Vec<(Vec<String>, String)>,
+    /// The recipes being walked, innermost last: the runner's command as written and the
+    /// recipe in words ("`deploy` in package.json"), for the refusal to say what it read.
+    reading: Vec<(String, String)>,
     unparsable: Vec<String>,
     /// Every word met, for "does the command name a mesh object".
     words: Vec<String>,

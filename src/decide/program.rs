@@ -345,6 +345,7 @@ impl Guard<'_> {
             speculative: walk.speculative > 0,
             route: false,
             runners: walk.runners.clone(),
+            read_from: walk.reading.last().cloned(),
         });
         self.ssh_config(role, &walk.candidates[at].value.clone(), cx, walk);
     }

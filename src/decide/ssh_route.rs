@@ -98,6 +98,7 @@ impl Guard<'_> {
                 speculative: walk.speculative > 0,
                 route: at < destination_at,
                 runners: walk.runners.clone(),
+                read_from: walk.reading.last().cloned(),
             });
         }
         for source in route.commands {

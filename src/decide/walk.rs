@@ -67,6 +67,7 @@ impl Guard<'_> {
                     let mut command = command;
                     let selects = self.engine_context(&mut command, walk);
                     let command = self.with_disk(command, walk);
+                    self.recipes(&command, walk);
                     self.startup_definition(&command, walk);
                     self.note_links(&command, walk);
                     self.transports(&command, walk);
@@ -92,7 +93,12 @@ impl Guard<'_> {
                 Step::Shell { source, depth, env } => self.payload(&source, depth, &env, walk),
                 Step::UnknownCode(command) => {
                     if walk.speculative == 0 {
-                        walk.unknown_code.push(command.words);
+                        let program = command
+                            .words
+                            .first()
+                            .map_or(String::new(), |w| base_name(w).replace(UNKNOWN, "…"));
+                        let what = format!("the code `{program}` reads on its input");
+                        walk.unknown_code.push((command.words, what));
                     }
                 }
             }

@@ -49,10 +49,16 @@ pub fn render_for(refusal: &Refusal, instead: &[Suggestion], hints: Hints) -> St
                 crate::decide::Why::ArgumentOf(_) => format!(" ({})", why::clause(&refusal.why)),
                 _ => String::new(),
             };
-            format!(
-                "{lead} mesh-guard refused `{command}`: it reaches {}{over}{argument}.{search} {NOTHING_ELSE}",
-                refusal.reaches
-            )
+            match read_from(refusal) {
+                Some((typed, what)) => format!(
+                    "{lead} mesh-guard refused `{typed}`: {what} runs `{command}`, which reaches {}{over}{argument}.{search} {NOTHING_ELSE}",
+                    refusal.reaches
+                ),
+                None => format!(
+                    "{lead} mesh-guard refused `{command}`: it reaches {}{over}{argument}.{search} {NOTHING_ELSE}",
+                    refusal.reaches
+                ),
+            }
         }
         Rule::Override => format!(
             "Ask the operator: only they can override mesh-guard, by starting the session with {OVERRIDE_VAR} set. mesh-guard refused `{command}`: {}. {NOTHING_ELSE}",
@@ -75,8 +81,12 @@ pub fn render_for(refusal: &Refusal, instead: &[Suggestion], hints: Hints) -> St
                 ),
                 _ => "Write the command with its program and targets spelled out, or use the mesh's own tools (`mesh-guard instead-of` lists them).".to_string(),
             };
+            let refused = match read_from(refusal) {
+                Some((typed, what)) => format!("`{typed}`: {what} runs `{command}`"),
+                None => format!("`{command}`"),
+            };
             format!(
-                "{lead} mesh-guard refused `{command}`: {}.{reaches}{search} {NOTHING_ELSE}",
+                "{lead} mesh-guard refused {refused}: {}.{reaches}{search} {NOTHING_ELSE}",
                 why::clause(&refusal.why)
             )
         }
@@ -133,6 +143,13 @@ fn echo(refusal: &Refusal) -> String {
     } else {
         quote::join(&refusal.command, &refusal.written)
     }
+}
+
+/// The task runner's command and the recipe it read, shortened, where the refused command
+/// came from one.
+fn read_from(refusal: &Refusal) -> Option<(String, String)> {
+    let (typed, what) = refusal.read_from.as_ref()?;
+    Some((shorten(typed), shorten(what)))
 }
 
 fn shorten(command: &str) -> String {

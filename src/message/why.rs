@@ -12,9 +12,7 @@ pub fn clause(why: &Why) -> String {
         Why::UnknownProgram(program) => {
             format!("its program `{program}` cannot be known before it runs")
         }
-        Why::UnknownCode(program) => {
-            format!("the code `{program}` reads on its input cannot be known before it runs")
-        }
+        Why::UnknownCode(what) => format!("{what} cannot be known before it runs"),
         Why::UnknownTarget(value) => format!("its target `{value}` cannot be known before it runs"),
         Why::Unparsable => "part of it cannot be parsed as a shell command".into(),
         Why::UnparsableGuarded => "part of it cannot be parsed as a shell command, and it mentions a program the guard checks".into(),

@@ -4,7 +4,7 @@
 //! a guarded program or a script it is about to run.
 
 use super::read::{Reader, read_script};
-use super::{Value, compose, endpoint, make, podman, ssh, startup};
+use super::{Value, compose, endpoint, make, podman, recipes, ssh, startup};
 use std::cell::{OnceCell, RefCell};
 use std::path::Path;
 
@@ -36,6 +36,8 @@ pub trait Disk: std::fmt::Debug {
     fn definition(&self, name: &str) -> Definition;
     /// The services of the compose project a `docker compose` command would load.
     fn compose(&self, query: &compose::Query, own: Own) -> compose::Project;
+    /// The recipes a task runner reads from its file (`package.json`, a justfile, …).
+    fn recipes(&self, lookup: &recipes::Lookup) -> recipes::Found;
 }
 
 /// A name as the user's startup files define it.
@@ -201,6 +203,10 @@ impl Disk for OnDisk {
     fn compose(&self, query: &compose::Query, own: Own) -> compose::Project {
         let env = |name: &str| OnDisk::env(own, name);
         compose::project(query, &env, &mut *self.reader.borrow_mut())
+    }
+
+    fn recipes(&self, lookup: &recipes::Lookup) -> recipes::Found {
+        recipes::find(lookup, &mut *self.reader.borrow_mut())
     }
 
     fn podman(&self, own: Own, flags: &podman::Flags) -> podman::Endpoint {

@@ -35,6 +35,7 @@ pub mod make;
 mod pattern;
 pub mod podman;
 pub mod read;
+pub mod recipes;
 pub mod ssh;
 pub mod startup;
 

@@ -8,6 +8,7 @@
 mod layer;
 mod load;
 mod role;
+pub mod runner;
 mod schema;
 mod syntax;
 mod validate;

@@ -205,7 +205,10 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
 /// a program the walk cannot compute, bytes that are not text).
 fn reads_input(command: &Command, script: Option<&str>) -> bool {
     matches!(script, None | Some("-" | "/dev/stdin"))
-        && matches!(command.stdin, crate::shell::Stdin::Unknown | crate::shell::Stdin::Bytes(_))
+        && matches!(
+            command.stdin,
+            crate::shell::Stdin::Unknown | crate::shell::Stdin::Bytes(_)
+        )
 }
 
 fn payload(command: &Command, source: String) -> Step {

@@ -23,15 +23,14 @@ pub(crate) fn decoded(program: &str, args: &[String], input: &[u8]) -> Option<Op
     };
     let operands = || args.iter().any(|a| !a.starts_with('-'));
     let answer = match program {
-        "base64" if letters("d") || letters("D") || flag(&["--decode"]) => {
-            (!operands() && only_options(args, "dDi", &["--decode", "--ignore-garbage"]))
-                .then(|| base64(input, letters("i") || flag(&["--ignore-garbage"])))
-                .flatten()
-        }
+        "base64" if letters("d") || letters("D") || flag(&["--decode"]) => (!operands()
+            && only_options(args, "dDi", &["--decode", "--ignore-garbage"]))
+        .then(|| base64(input, letters("i") || flag(&["--ignore-garbage"])))
+        .flatten(),
         "openssl" => openssl(args, input),
-        "xxd" if letters("r") && letters("p") => {
-            (!operands() && only_options(args, "rp", &[])).then(|| hex(input)).flatten()
-        }
+        "xxd" if letters("r") && letters("p") => (!operands() && only_options(args, "rp", &[]))
+            .then(|| hex(input))
+            .flatten(),
         "rev" if args.is_empty() => rev(input),
         "tr" => tr(args, input),
         "zcat" | "gzcat" => (args.is_empty()).then(|| gunzip(input)).flatten(),
@@ -284,7 +283,11 @@ fn crc32(bytes: &[u8]) -> u32 {
     for &b in bytes {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc

@@ -11,15 +11,27 @@ fn text(program: &str, args: &[&str], input: &str) -> Option<String> {
 
 #[test]
 fn base64_decodes_exactly_or_not_at_all() {
-    assert_eq!(text("base64", &["-d"], "c3NoIGRiIHVwdGltZQ==").as_deref(), Some("ssh db uptime"));
-    assert_eq!(text("base64", &["--decode"], "aGVsbG8=\n").as_deref(), Some("hello"));
+    assert_eq!(
+        text("base64", &["-d"], "c3NoIGRiIHVwdGltZQ==").as_deref(),
+        Some("ssh db uptime")
+    );
+    assert_eq!(
+        text("base64", &["--decode"], "aGVsbG8=\n").as_deref(),
+        Some("hello")
+    );
     assert_eq!(text("base64", &["-D"], "aGk=").as_deref(), Some("hi"));
-    assert_eq!(text("base64", &["-d"], "c3No\nIGRi").as_deref(), Some("ssh db"));
+    assert_eq!(
+        text("base64", &["-d"], "c3No\nIGRi").as_deref(),
+        Some("ssh db")
+    );
     // GNU base64 fails on these after printing part of them: unknown, not a guess.
     assert_eq!(text("base64", &["-d"], "aGVsbG8"), None);
     assert_eq!(text("base64", &["-d"], "c3No!IGRi"), None);
     assert_eq!(text("base64", &["-d"], "aGk=aGk="), None);
-    assert_eq!(text("base64", &["-di"], "c3No!IGRi").as_deref(), Some("ssh db"));
+    assert_eq!(
+        text("base64", &["-di"], "c3No!IGRi").as_deref(),
+        Some("ssh db")
+    );
     // A file operand, or an option not read: unknown.
     assert_eq!(text("base64", &["-d", "payload"], "aGk="), None);
     assert_eq!(text("base64", &["-d", "-w0"], "aGk="), None);
@@ -35,20 +47,39 @@ fn openssl_xxd_rev_and_tr_are_computed_as_the_programs_do() {
         &["enc", "-base64", "-d"],
         &["enc", "-d", "-a"],
     ] {
-        assert_eq!(text("openssl", args, b64).as_deref(), Some("ssh db uptime"), "{args:?}");
+        assert_eq!(
+            text("openssl", args, b64).as_deref(),
+            Some("ssh db uptime"),
+            "{args:?}"
+        );
     }
     // openssl reads lines of at most 64 characters unless told `-A`.
     let long = "YWFh".repeat(20);
     assert_eq!(text("openssl", &["base64", "-d"], &long), None);
-    assert_eq!(text("openssl", &["base64", "-d", "-A"], &long), Some("aaa".repeat(20)));
+    assert_eq!(
+        text("openssl", &["base64", "-d", "-A"], &long),
+        Some("aaa".repeat(20))
+    );
     assert_eq!(text("openssl", &["base64"], b64), None);
     assert_eq!(text("openssl", &["enc", "-aes-256-cbc", "-d"], b64), None);
-    assert_eq!(text("xxd", &["-r", "-p"], "7373 6820\n6462").as_deref(), Some("ssh db"));
+    assert_eq!(
+        text("xxd", &["-r", "-p"], "7373 6820\n6462").as_deref(),
+        Some("ssh db")
+    );
     assert_eq!(text("xxd", &["-rp"], "737").as_deref(), None);
     assert_eq!(decoded("xxd", &["-r".into()], b"00000000: 7373"), None);
-    assert_eq!(text("rev", &[], "bd hss\nipa").as_deref(), Some("ssh db\napi"));
-    assert_eq!(text("tr", &["n-za-m", "a-z"], "ffu qo").as_deref(), Some("ssh db"));
-    assert_eq!(text("tr", &["-d", "_"], "s_s_h db").as_deref(), Some("ssh db"));
+    assert_eq!(
+        text("rev", &[], "bd hss\nipa").as_deref(),
+        Some("ssh db\napi")
+    );
+    assert_eq!(
+        text("tr", &["n-za-m", "a-z"], "ffu qo").as_deref(),
+        Some("ssh db")
+    );
+    assert_eq!(
+        text("tr", &["-d", "_"], "s_s_h db").as_deref(),
+        Some("ssh db")
+    );
     // SET2 shorter than SET1 is padded with its last character.
     assert_eq!(text("tr", &["abc", "x"], "abcd").as_deref(), Some("xxxd"));
     assert_eq!(text("tr", &["[:lower:]", "[:upper:]"], "ssh"), None);
@@ -59,9 +90,9 @@ fn gzip_of(text: &str) -> Vec<u8> {
     // `printf 'ssh db uptime' | gzip -c`, as bytes.
     let _ = text;
     vec![
-        0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x2b, 0x2e, 0xce, 0x50,
-        0x48, 0x49, 0x52, 0x28, 0x2d, 0x28, 0xc9, 0xcc, 0x4d, 0x05, 0x00, 0x77, 0x04, 0xc5,
-        0x4e, 0x0d, 0x00, 0x00, 0x00,
+        0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x2b, 0x2e, 0xce, 0x50, 0x48,
+        0x49, 0x52, 0x28, 0x2d, 0x28, 0xc9, 0xcc, 0x4d, 0x05, 0x00, 0x77, 0x04, 0xc5, 0x4e, 0x0d,
+        0x00, 0x00, 0x00,
     ]
 }
 
@@ -87,7 +118,10 @@ fn gzip_is_inflated_with_its_checks() {
     damaged[member.len() - 6] ^= 1;
     assert_eq!(run("zcat", &[], &damaged), None);
     assert_eq!(run("zcat", &[], &member[..member.len() - 3]), None);
-    assert_eq!(run("zcat", &[], &[member.clone(), member.clone()].concat()), None);
+    assert_eq!(
+        run("zcat", &[], &[member.clone(), member.clone()].concat()),
+        None
+    );
     assert_eq!(run("zcat", &[], b"not gzip at all, just text"), None);
     // Compression is not decoding.
     assert_eq!(decoded("gzip", &[], &member), None);

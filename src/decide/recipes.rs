@@ -1,0 +1,347 @@
+//! A program that runs named recipes from a file in the project (`npm run deploy`, `just
+//! deploy`, `task deploy`, `cargo make deploy`, `pdm run deploy`, `tox -e deploy`, `nox -s
+//! deploy`): which recipes its words name (`rules/runners.toml`), what the file says they
+//! run (asked through [`crate::ondisk::disk::Disk::recipes`]), and each recipe's commands
+//! walked as the shell code they are, with the recipes they call, to a bound. A recipe
+//! that cannot be read is unknown code; a file that is not there runs nothing.
+
+use super::*;
+use crate::ondisk::recipes::{Found, Lookup, Recipes, Step};
+use crate::rules::runner::{self, Runner};
+use std::collections::HashSet;
+
+/// Recipes run for one command, at most; past it the command cannot be verified.
+const MAX_RECIPES: usize = 256;
+
+/// What a runner's words ask for.
+#[derive(Debug, Default)]
+struct Invocation<'a> {
+    file: Option<&'a str>,
+    dir: Option<&'a str>,
+    /// Recipe names as given (each may take the operands after it as arguments).
+    operands: Vec<&'a str>,
+    /// Recipes named by option (`tox -e a,b`).
+    named: Vec<String>,
+    /// Recipes the subcommand runs itself (`npm install`).
+    lifecycle: Option<&'a [String]>,
+    /// No recipe named: the file's default runs.
+    default: bool,
+    /// Words after `--`.
+    extra: Vec<String>,
+    /// An option makes the file or the recipes unknown (`--workspace`).
+    unknown: bool,
+}
+
+fn invocation<'a>(runner: &'a Runner, args: &'a [String]) -> Option<Invocation<'a>> {
+    let mut call = Invocation::default();
+    let mut operands: Vec<&str> = Vec::new();
+    let mut words = args.iter().enumerate();
+    let takes = |list: &[String], word: &str| list.iter().any(|o| o == word);
+    while let Some((at, word)) = words.next() {
+        if word == "--" {
+            call.extra = args[at + 1..].to_vec();
+            break;
+        }
+        let (name, inline) = match word.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name, Some(value)),
+            _ => (word.as_str(), None),
+        };
+        let runners_own = [
+            &runner.unknown_options,
+            &runner.file_options,
+            &runner.directory_options,
+            &runner.recipe_options,
+            &runner.value_options,
+        ]
+        .iter()
+        .any(|list| takes(list, name));
+        // Other options before the recipe are the runner's flags; after it, where the
+        // runner hands its words on, they are the recipe's.
+        let flag =
+            name.len() > 1 && name.starts_with('-') && (operands.is_empty() || !runner.arguments);
+        if runners_own || flag {
+            let mut value = || inline.or_else(|| words.next().map(|(_, v)| v.as_str()));
+            if takes(&runner.unknown_options, name) {
+                call.unknown = true;
+                if takes(&runner.value_options, name) {
+                    value();
+                }
+            } else if takes(&runner.file_options, name) {
+                call.file = value();
+            } else if takes(&runner.directory_options, name) {
+                call.dir = value();
+            } else if takes(&runner.recipe_options, name) {
+                let names = value().unwrap_or_default();
+                call.named.extend(names.split(',').map(str::to_string));
+            } else if takes(&runner.value_options, name) {
+                value();
+            }
+            continue;
+        }
+        operands.push(word);
+    }
+    if let Some(sub) = &runner.subcommand {
+        if operands.first() != Some(&sub.as_str()) {
+            return None;
+        }
+        operands.remove(0);
+    }
+    match operands.first().copied() {
+        None if !call.named.is_empty() => {}
+        None if runner.bare || !runner.recipe_options.is_empty() => call.default = true,
+        None => return None,
+        Some(first) if takes(&runner.run, first) => {
+            if operands.len() < 2 {
+                return None;
+            }
+            call.operands = operands[1..].to_vec();
+        }
+        Some(first) if runner.lifecycle.iter().any(|l| l[0] == first) => {
+            call.lifecycle = runner
+                .lifecycle
+                .iter()
+                .find(|l| l[0] == first)
+                .map(|l| &l[1..]);
+        }
+        Some(first) if takes(&runner.own, first) || runner.bare => call.operands = operands,
+        Some(_) if !runner.recipe_options.is_empty() => {}
+        Some(_) => return None,
+    }
+    Some(call)
+}
+
+impl Guard<'_> {
+    /// The recipes a task runner runs, walked as shell code (see the module's note).
+    pub(super) fn recipes(&self, command: &Command, walk: &mut Walk) {
+        let Some(disk) = self.protected.disk.clone() else {
+            return;
+        };
+        let Some(first) = command.words.first() else {
+            return;
+        };
+        let args = &command.words[1..];
+        let Some(runner) = runner::runner(base_name(first), args) else {
+            return;
+        };
+        let Some(call) = invocation(runner, args) else {
+            return;
+        };
+        let typed = command.words.join(" ");
+        let unknown = |walk: &mut Walk, what: String| {
+            if walk.speculative == 0 {
+                walk.unknown_code.push((command.words.clone(), what));
+            }
+        };
+        let Some(cwd) = self.known_cwd(walk) else {
+            return unknown(walk, format!("what `{typed}` runs"));
+        };
+        let known = |w: &Option<&str>| w.is_none_or(is_known);
+        if call.unknown || !known(&call.file) || !known(&call.dir) {
+            return unknown(walk, format!("what `{typed}` runs"));
+        }
+        let cwd = cwd.to_string_lossy();
+        let lookup = Lookup {
+            format: runner.format,
+            files: &runner.files,
+            upward: runner.upward,
+            cwd: &cwd,
+            file: call.file,
+            dir: call.dir,
+        };
+        let recipes = match disk.recipes(&lookup) {
+            Found::Recipes(recipes) => recipes,
+            Found::Absent => return,
+            Found::Unreadable(file) => {
+                return unknown(walk, format!("what `{typed}` runs from {file}"));
+            }
+        };
+        let outer = (walk.cwd.clone(), walk.cwd_unknown);
+        walk.cwd = Some(PathBuf::from(&recipes.dir));
+        walk.cwd_unknown = false;
+        for code in &recipes.parse_time {
+            walk.reading
+                .push((typed.clone(), format!("reading {}", recipes.shown)));
+            self.payload(code, command.depth + 1, &[], walk);
+            walk.reading.pop();
+        }
+        let wanted = self.wanted(runner, &call, &recipes);
+        self.run_recipes(runner, &recipes, wanted, &call.extra, command, walk);
+        (walk.cwd, walk.cwd_unknown) = outer;
+    }
+
+    /// The recipes the words name, with their arguments, in order.
+    fn wanted(
+        &self,
+        runner: &Runner,
+        call: &Invocation,
+        recipes: &Recipes,
+    ) -> Vec<(String, Vec<String>, bool)> {
+        if let Some(lifecycle) = call.lifecycle {
+            return lifecycle
+                .iter()
+                .map(|n| (n.clone(), vec![], false))
+                .collect();
+        }
+        let mut out: Vec<(String, Vec<String>, bool)> = Vec::new();
+        if call.default {
+            out.extend(recipes.default.iter().map(|n| (n.clone(), vec![], true)));
+        }
+        out.extend(call.named.iter().map(|n| (n.clone(), vec![], true)));
+        let mut operands = call.operands.iter();
+        while let Some(name) = operands.next() {
+            let params = recipes.get(name).map_or(0, |r| r.params.len());
+            let variadic = recipes.get(name).is_some_and(|r| r.variadic);
+            let args: Vec<String> = if runner.many && !variadic {
+                operands
+                    .by_ref()
+                    .take(params)
+                    .map(|a| a.to_string())
+                    .collect()
+            } else {
+                operands.by_ref().map(|a| a.to_string()).collect()
+            };
+            out.push((name.to_string(), args, true));
+            if !runner.many {
+                break;
+            }
+        }
+        out
+    }
+
+    fn run_recipes(
+        &self,
+        runner: &Runner,
+        recipes: &Recipes,
+        wanted: Vec<(String, Vec<String>, bool)>,
+        extra: &[String],
+        command: &Command,
+        walk: &mut Walk,
+    ) {
+        let typed = command.words.join(" ");
+        let mut queue: std::collections::VecDeque<(String, Vec<String>, bool)> = wanted.into();
+        let mut seen: HashSet<(String, Vec<String>)> = HashSet::new();
+        let mut runs = 0;
+        while let Some((name, args, top)) = queue.pop_front() {
+            // A recipe runs once per invocation (just's and task's dependencies); a cycle
+            // of calls ends here.
+            if !seen.insert((name.clone(), args.clone())) {
+                continue;
+            }
+            runs += 1;
+            if runs > MAX_RECIPES {
+                walk.incomplete.get_or_insert(format!(
+                    "its recipes in {} run more than {MAX_RECIPES} recipes",
+                    recipes.shown
+                ));
+                return;
+            }
+            // `predeploy` and `postdeploy` run around `deploy`; when does not change what
+            // is judged.
+            if top {
+                for hook in &runner.hooks {
+                    queue.push_back((format!("{hook}{name}"), vec![], false));
+                }
+            }
+            let steps = match (recipes.get(&name), &recipes.fallback) {
+                (Some(recipe), _) => {
+                    let bound: Vec<(String, String)> = recipe
+                        .params
+                        .iter()
+                        .cloned()
+                        .zip(args.iter().cloned())
+                        .collect();
+                    recipe
+                        .steps
+                        .iter()
+                        .map(|s| (s.clone(), bound.clone()))
+                        .collect()
+                }
+                (None, Some(fallback)) => fallback.iter().map(|s| (s.clone(), vec![])).collect(),
+                (None, None) if recipes.partial => {
+                    walk.unknown_code.push((
+                        command.words.clone(),
+                        format!("what `{name}` in {} runs", recipes.shown),
+                    ));
+                    continue;
+                }
+                (None, None) => Vec::new(),
+            };
+            let what = format!("`{name}` in {}", recipes.shown);
+            for (step, bound) in steps {
+                match step {
+                    Step::Shell(code) => {
+                        let mut code = if recipes.templated {
+                            fill(&code, &bound)
+                        } else {
+                            code
+                        };
+                        if top && runner.arguments {
+                            for word in args.iter().chain(extra) {
+                                code.push(' ');
+                                code.push_str(&crate::ondisk::recipes::quote(word));
+                            }
+                        }
+                        walk.reading.push((typed.clone(), what.clone()));
+                        // Positional words after `--` are `$@` where the file says so.
+                        let env: Vec<(String, String)> = vec![("@".to_string(), extra.join(" "))];
+                        self.payload(&code, command.depth + 1, &env, walk);
+                        walk.reading.pop();
+                    }
+                    Step::Recipe(other, other_args) => {
+                        let other_args = other_args.iter().map(|a| fill(a, &bound)).collect();
+                        queue.push_back((other, other_args, false));
+                    }
+                    Step::Unknown => {
+                        if walk.speculative == 0 {
+                            walk.unknown_code
+                                .push((command.words.clone(), format!("what {what} runs")));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `{{name}}` filled with a parameter's argument; any other interpolation (`{{.VAR}}`,
+/// a function call, a variable not known) is unknown; `{{{{` is a literal `{{`.
+fn fill(text: &str, bound: &[(String, String)]) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("{{") {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 2..];
+        if let Some(literal) = after.strip_prefix("{{") {
+            out.push_str("{{");
+            rest = literal;
+            continue;
+        }
+        let Some(close) = after.find("}}") else {
+            out.push(UNKNOWN);
+            return out;
+        };
+        let expression = after[..close].trim();
+        match bound.iter().find(|(name, _)| name == expression) {
+            Some((_, value)) => out.push_str(value),
+            None => out.push(UNKNOWN),
+        }
+        rest = &after[close + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interpolations_are_filled_or_unknown() {
+        let bound = vec![("host".to_string(), "cache".to_string())];
+        assert_eq!(fill("ssh {{host}} x", &bound), "ssh cache x");
+        assert_eq!(fill("ssh {{ host }}", &bound), "ssh cache");
+        assert_eq!(fill("ssh {{.HOST}}", &bound), format!("ssh {UNKNOWN}"));
+        assert_eq!(fill("echo {{{{x", &bound), "echo {{x");
+        assert_eq!(fill("ssh {{host", &bound), format!("ssh {UNKNOWN}"));
+    }
+}
