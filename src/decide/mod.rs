@@ -15,6 +15,7 @@ mod flow;
 mod git_env;
 mod guard_cli;
 mod guard_files;
+mod inputs;
 mod judge;
 mod make;
 mod overrides;
@@ -271,6 +272,10 @@ struct Walk {
     /// The recipes being walked, innermost last: the runner's command as written and the
     /// recipe in words ("`deploy` in package.json"), for the refusal to say what it read.
     reading: Vec<(String, String)>,
+    /// Files the command reads whose text it did not give (`< hosts.txt`), as written.
+    inputs: Vec<String>,
+    /// Their text, once read from disk: every source of the walk is parsed with it.
+    read: std::rc::Rc<HashMap<String, String>>,
     unparsable: Vec<String>,
     /// Every word met, for "does the command name a mesh object".
     words: Vec<String>,
@@ -347,17 +352,14 @@ impl Guard<'_> {
                 },
             ));
         }
-        let mut walk = Walk::default();
-        // `$HOME` is what bash would expand it to: the session's home, as the hook sees it.
-        let known: HashMap<String, Vec<String>> = self
-            .protected
-            .home
-            .iter()
-            .map(|h| ("HOME".to_string(), vec![h.to_string_lossy().into_owned()]))
-            .collect();
-        match shell::parse(source, 0, &known) {
-            Ok(script) => self.script(script, &mut walk),
-            Err(_) => walk.unparsable.push(source.to_string()),
+        let mut walk = self.walk_source(source, std::rc::Rc::default());
+        // `xargs … < hosts.txt`: where the command runs a guarded or unknown program, the
+        // files it reads are read (bounded) and it is walked again with their lines.
+        if !walk.inputs.is_empty()
+            && !self.quick_pass(&walk)
+            && let Some(read) = self.read_inputs(&walk)
+        {
+            walk = self.walk_source(source, std::rc::Rc::new(read));
         }
         if let Some(refusal) = walk.refusal {
             return Decision::Refuse(refusal);
@@ -369,15 +371,7 @@ impl Guard<'_> {
                 Why::Incomplete(why),
             ));
         }
-        let quick_pass = walk.candidates.is_empty()
-            && !walk.guarded
-            && walk.unknown_programs.is_empty()
-            && walk.unknown_code.is_empty()
-            && walk
-                .unparsable
-                .iter()
-                .all(|text| !self.mentions_guarded_program(text));
-        if quick_pass && walk.unparsable.is_empty() {
+        if self.quick_pass(&walk) {
             return Decision::Pass(PassReason::NotMesh);
         }
         let catalog = match self.catalog.get() {

@@ -13,6 +13,11 @@ impl Guard<'_> {
         if let Some(why) = script.incomplete {
             walk.incomplete.get_or_insert(why);
         }
+        for path in &script.inputs {
+            if !walk.inputs.contains(path) {
+                walk.inputs.push(path.clone());
+            }
+        }
         walk.flows.extend(script.mentioned.iter().cloned());
         walk.functions.extend(script.functions);
         walk.words.extend(script.mentioned);
@@ -166,7 +171,7 @@ impl Guard<'_> {
         // A payload is a new script: its commands' arguments were not tried by the suffix
         // that holds it (`foo bash -c 'uv run ssh atlas'`).
         let in_suffix = std::mem::take(&mut walk.in_suffix);
-        match shell::parse(source, depth, &vars) {
+        match shell::parse_reading(source, depth, &vars, &walk.read.clone()) {
             Ok(script) => self.script(script, walk),
             Err(_) if walk.speculative > 0 => {}
             Err(_) => walk.unparsable.push(source.to_string()),

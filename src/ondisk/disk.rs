@@ -38,6 +38,8 @@ pub trait Disk: std::fmt::Debug {
     fn compose(&self, query: &compose::Query, own: Own) -> compose::Project;
     /// The recipes a task runner reads from its file (`package.json`, a justfile, …).
     fn recipes(&self, lookup: &recipes::Lookup) -> recipes::Found;
+    /// The text of a file a command reads as its input (`< hosts.txt`), if readable.
+    fn input(&self, path: &Path) -> Option<String>;
 }
 
 /// A name as the user's startup files define it.
@@ -203,6 +205,14 @@ impl Disk for OnDisk {
     fn compose(&self, query: &compose::Query, own: Own) -> compose::Project {
         let env = |name: &str| OnDisk::env(own, name);
         compose::project(query, &env, &mut *self.reader.borrow_mut())
+    }
+
+    fn input(&self, path: &Path) -> Option<String> {
+        use super::read::{Files, Read};
+        match self.reader.borrow_mut().read(&path.to_string_lossy()) {
+            Read::Text(text) => Some(text),
+            Read::Absent | Read::Unreadable => None,
+        }
     }
 
     fn recipes(&self, lookup: &recipes::Lookup) -> recipes::Found {

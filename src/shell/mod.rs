@@ -80,6 +80,10 @@ pub struct Script {
     pub incomplete: Option<String>,
     /// Names of the functions it defines: a call's arguments reach the body's `$@`.
     pub functions: Vec<String>,
+    /// Files it reads whose content it did not write (`< hosts.txt`, `cat hosts.txt`,
+    /// `xargs -a hosts.txt`, `parallel :::: hosts.txt`), as written: a caller that has read
+    /// them may walk it again with their text ([`parse_reading`]).
+    pub inputs: Vec<String>,
 }
 
 /// Why a source could not be walked at all.
@@ -95,6 +99,16 @@ pub fn parse(
     depth: usize,
     inherited: &HashMap<String, Vec<String>>,
 ) -> Result<Script, ParseError> {
+    parse_reading(source, depth, inherited, &HashMap::new())
+}
+
+/// [`parse`], with the text of files the command reads (by path as written) known.
+pub fn parse_reading(
+    source: &str,
+    depth: usize,
+    inherited: &HashMap<String, Vec<String>>,
+    read: &HashMap<String, String>,
+) -> Result<Script, ParseError> {
     let result = shuck_parser::parser::Parser::new(source).parse();
     if let Some(error) = result.terminal_error {
         return Err(ParseError(error.to_string()));
@@ -109,6 +123,7 @@ pub fn parse(
         return Err(ParseError(why));
     }
     let mut walker = walk::Walker::new(source, depth, inherited.clone());
+    walker.files.clone_from(read);
     walker.seq(&result.file.body);
     Ok(walker.finish())
 }

@@ -31,6 +31,8 @@ pub(crate) struct Walker<'s> {
     mentioned_bytes: usize,
     /// Files whose content the command itself gave (see [`Command::files`]).
     pub(super) files: HashMap<String, String>,
+    /// Files read whose content is not known (see [`Script::inputs`]).
+    pub(super) inputs: Vec<String>,
     /// The next process substitution's `/dev/fd` number (bash counts down from 63).
     pub(super) next_fd: u32,
     /// `alias name=value` seen earlier in the command.
@@ -75,6 +77,7 @@ impl<'s> Walker<'s> {
             mentioned: Vec::new(),
             mentioned_bytes: 0,
             files: HashMap::new(),
+            inputs: Vec::new(),
             next_fd: 63,
             aliases: HashMap::new(),
             commands: Vec::new(),
@@ -102,6 +105,7 @@ impl<'s> Walker<'s> {
             mentioned: self.mentioned,
             incomplete: self.incomplete,
             functions: self.functions.into_keys().collect(),
+            inputs: self.inputs,
         }
     }
 

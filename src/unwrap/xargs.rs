@@ -1,5 +1,6 @@
 //! `xargs` and `parallel`: the commands they build from their input, one per job.
 
+use super::shell::file_text;
 use super::{Step, payload, unwrap, with_words};
 use crate::argv::{self, Arg};
 use crate::rules::{Rules, WrapperKind};
@@ -45,7 +46,7 @@ pub(crate) fn xargs(
     });
     let jobs: Vec<Vec<String>> = if let Some(at) = words.iter().position(|w| w.starts_with(":::")) {
         let tail = words.split_off(at);
-        parallel_sources(&tail)
+        parallel_sources(&command, &tail)
     } else {
         let items = xargs_items(&command, &scanned, reads_file, replace.is_some());
         let per_args = option(&["-n", "--max-args"]).and_then(|v| v.parse::<usize>().ok());
@@ -149,12 +150,24 @@ enum Items {
 
 /// What xargs reads: its standard input when the command text gave it.
 fn xargs_items(command: &Command, scanned: &[Arg], reads_file: bool, whole_lines: bool) -> Items {
-    let Stdin::Text(text) = &command.stdin else {
-        return Items::Unknown;
+    // `-a FILE`: the file's lines, where the walk knows its text (read from disk, or
+    // written by the command).
+    let from_file = scanned.iter().find_map(|a| match a {
+        Arg::Option {
+            name,
+            value: Some(path),
+        } if name == "-a" || name == "--arg-file" => Some(path),
+        _ => None,
+    });
+    let text = match (reads_file, &command.stdin) {
+        (true, _) => match from_file.and_then(|path| file_text(command, path)) {
+            Some(text) => text,
+            None => return Items::Unknown,
+        },
+        (false, Stdin::Text(text)) => text.clone(),
+        (false, _) => return Items::Unknown,
     };
-    if reads_file {
-        return Items::Unknown;
-    }
+    let text = &text;
     // `-0`/`-d X` split the input there, each piece one item.
     let delimiter = scanned.iter().find_map(|a| match a {
         Arg::Option { name, .. } if name == "-0" || name == "--null" => Some('\0'),
@@ -204,11 +217,21 @@ fn group(entries: Vec<Vec<String>>, n: usize) -> Vec<Vec<String>> {
 
 /// `::: A B ::: C D` runs every combination. `:::+` (linked to the source before it, with
 /// GNU parallel's wrapping) and `:::: FILE` (a file's lines) are unknown here.
-fn parallel_sources(tail: &[String]) -> Vec<Vec<String>> {
+fn parallel_sources(command: &Command, tail: &[String]) -> Vec<Vec<String>> {
     let mut sources: Vec<Vec<String>> = Vec::new();
+    let mut files = false;
     for word in tail {
         match word.as_str() {
-            ":::" => sources.push(Vec::new()),
+            ":::" => {
+                files = false;
+                sources.push(Vec::new());
+            }
+            // `:::: FILE…`: each file's lines are one source.
+            "::::" => files = true,
+            w if files && !w.starts_with(":::") => match file_text(command, w) {
+                Some(text) => sources.push(text.lines().map(str::to_string).collect()),
+                None => return vec![vec![UNKNOWN.to_string()]],
+            },
             w if w.starts_with(":::") => return vec![vec![UNKNOWN.to_string()]],
             w => match sources.last_mut() {
                 Some(values) => values.push(w.to_string()),

@@ -211,6 +211,9 @@ impl Walker<'_> {
             return;
         }
         writes.extend(self.outer_writes.iter().cloned());
+        for path in read_paths(&words) {
+            self.note_input(&path);
+        }
         let stdin = self.next_stdin.take().unwrap_or(Stdin::Inherited);
         let files = words
             .iter()
@@ -250,6 +253,9 @@ impl Walker<'_> {
                     // `< /dev/tcp/host/port` opens a connection: kept with the files it
                     // touches, for the decision to see.
                     let paths = self.joined(word);
+                    if let [path] = paths.as_slice() {
+                        self.note_input(path);
+                    }
                     stdin = Some(match paths.as_slice() {
                         [path] => self
                             .files
@@ -275,5 +281,63 @@ impl Walker<'_> {
             }
         }
         (stdin, writes)
+    }
+}
+
+/// Files at most noted as inputs for one source.
+const MAX_INPUTS: usize = 16;
+
+impl Walker<'_> {
+    /// A file the command reads: noted when its text is not known yet.
+    pub(crate) fn note_input(&mut self, path: &str) {
+        if !path.is_empty()
+            && crate::shell::is_known(path)
+            && !path.starts_with("/dev/")
+            && !path.starts_with("/proc/")
+            && !self.files.contains_key(path)
+            && !self.inputs.iter().any(|p| p == path)
+            && self.inputs.len() < MAX_INPUTS
+        {
+            self.inputs.push(path.to_string());
+        }
+    }
+}
+
+/// The files a program of the walk's own reading reads (`cat F`, `xargs -a F`,
+/// `parallel … :::: F`): their text makes its output or its jobs known.
+fn read_paths(words: &[String]) -> Vec<String> {
+    let Some(program) = words.first().map(|w| w.rsplit('/').next().unwrap_or(w)) else {
+        return Vec::new();
+    };
+    let args = &words[1..];
+    match program {
+        "cat" => args
+            .iter()
+            .filter(|a| !a.starts_with('-'))
+            .cloned()
+            .collect(),
+        "xargs" => args
+            .windows(2)
+            .filter(|pair| pair[0] == "-a" || pair[0] == "--arg-file")
+            .map(|pair| pair[1].clone())
+            .chain(
+                args.iter()
+                    .filter_map(|a| a.strip_prefix("--arg-file=").map(String::from)),
+            )
+            .collect(),
+        "parallel" => {
+            let mut files = false;
+            let mut out = Vec::new();
+            for arg in args {
+                match arg.as_str() {
+                    "::::" => files = true,
+                    a if a.starts_with(":::") => files = false,
+                    a if files => out.push(a.to_string()),
+                    _ => {}
+                }
+            }
+            out
+        }
+        _ => Vec::new(),
     }
 }
