@@ -318,29 +318,6 @@ struct Walk {
     suffix_words: usize,
 }
 
-impl Walk {
-    /// The values a command may see for `name`: its own prefix assignments, then every
-    /// value the enclosing script assigned.
-    fn env_values<'a>(
-        &'a self,
-        command: &'a Command,
-        name: &'a str,
-    ) -> impl Iterator<Item = &'a String> {
-        let prefix = command
-            .env
-            .iter()
-            .filter(move |(n, _)| n == name)
-            .map(|(_, v)| v);
-        let scoped = self
-            .scopes
-            .last()
-            .and_then(|s| s.get(name))
-            .into_iter()
-            .flatten();
-        prefix.chain(scoped)
-    }
-}
-
 impl Guard<'_> {
     pub fn decide(&self, source: &str) -> Decision {
         if source.len() > MAX_SOURCE_BYTES {

@@ -233,3 +233,26 @@ impl Guard<'_> {
         walk.links.push((path, target.to_string()));
     }
 }
+
+impl Walk {
+    /// The values a command may see for `name`: its own prefix assignments, then every
+    /// value the enclosing script assigned.
+    pub(super) fn env_values<'a>(
+        &'a self,
+        command: &'a Command,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a String> {
+        let prefix = command
+            .env
+            .iter()
+            .filter(move |(n, _)| n == name)
+            .map(|(_, v)| v);
+        let scoped = self
+            .scopes
+            .last()
+            .and_then(|s| s.get(name))
+            .into_iter()
+            .flatten();
+        prefix.chain(scoped)
+    }
+}

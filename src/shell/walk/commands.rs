@@ -102,7 +102,15 @@ impl Walker<'_> {
 
     /// `read NAME…` sets its variables from its input: known lines when the input is known.
     pub(crate) fn read_builtin(&mut self, words: &[String], stdin: Option<&Stdin>) {
+        let options: Vec<&String> = words[1..].iter().filter(|w| w.starts_with('-')).collect();
+        let one_name = words[1..].len() - options.len() == 1;
+        let raw = options.iter().all(|o| *o == "-r");
         let values: Vec<String> = match stdin {
+            // `read -r h`: each line, blanks at its ends off (IFS), is a value `h` takes.
+            Some(Stdin::Text(text)) if one_name && raw && !options.is_empty() => text
+                .lines()
+                .map(|line| line.trim_matches([' ', '\t']).to_string())
+                .collect(),
             Some(Stdin::Text(text)) => text.split_whitespace().map(str::to_string).collect(),
             _ => vec![UNKNOWN.to_string()],
         };
