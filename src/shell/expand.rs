@@ -322,17 +322,7 @@ impl Walker<'_> {
     /// lone `echo`/`printf` of known words.
     fn substitution(&mut self, body: &StmtSeq) -> String {
         let commands = self.nested(body);
-        // `$(echo … | base64 -d)`: one pipeline prints what its last command prints.
-        let one_pipeline = matches!(body.iter().collect::<Vec<_>>().as_slice(),
-            [stmt] if stmt.redirects.is_empty() && matches!(&stmt.command,
-                shuck_ast::Command::Binary(b) if b.op == shuck_ast::BinaryOp::Pipe
-                    && matches!(&b.right.command, shuck_ast::Command::Simple(_))));
-        let output = match commands.as_slice() {
-            [only] => output_of(only),
-            [.., last] if one_pipeline => output_of(last),
-            _ => Stdin::Unknown,
-        };
-        match output {
+        match super::walk::output_of_body(body, &commands) {
             // bash drops a substitution's trailing newlines.
             Stdin::Text(text) => text.trim_end_matches('\n').to_string(),
             _ => UNKNOWN.to_string(),

@@ -137,7 +137,7 @@ fn hex(input: &[u8]) -> Option<Vec<u8>> {
         .copied()
         .filter(|c| !c.is_ascii_whitespace())
         .collect();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return None;
     }
     digits

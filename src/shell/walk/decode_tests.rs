@@ -86,9 +86,8 @@ fn openssl_xxd_rev_and_tr_are_computed_as_the_programs_do() {
     assert_eq!(text("tr", &["-s", " "], "a  b"), None);
 }
 
-fn gzip_of(text: &str) -> Vec<u8> {
-    // `printf 'ssh db uptime' | gzip -c`, as bytes.
-    let _ = text;
+/// `printf 'ssh db uptime' | gzip -c`, as bytes.
+fn gzip_of_ssh_db_uptime() -> Vec<u8> {
     vec![
         0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x2b, 0x2e, 0xce, 0x50, 0x48,
         0x49, 0x52, 0x28, 0x2d, 0x28, 0xc9, 0xcc, 0x4d, 0x05, 0x00, 0x77, 0x04, 0xc5, 0x4e, 0x0d,
@@ -98,7 +97,7 @@ fn gzip_of(text: &str) -> Vec<u8> {
 
 #[test]
 fn gzip_is_inflated_with_its_checks() {
-    let member = gzip_of("ssh db uptime");
+    let member = gzip_of_ssh_db_uptime();
     for (program, args) in [
         ("gzip", &["-dc"][..]),
         ("gzip", &["-d"]),
@@ -163,7 +162,7 @@ impl BitWriter {
     /// `count` bits of `value`, least significant first (deflate's order for fields).
     fn push(&mut self, value: u32, count: u32) {
         for i in 0..count {
-            if self.used % 8 == 0 {
+            if self.used.is_multiple_of(8) {
                 self.bytes.push(0);
             }
             let bit = ((value >> i) & 1) as u8;

@@ -62,6 +62,21 @@ fn decoded(program: &str, args: &[String], stdin: &Stdin) -> Stdin {
     }
 }
 
+/// What a command substitution's body prints, from its commands as walked: a lone
+/// command's output, or one pipeline's last command's (`$(echo … | base64 -d)`).
+pub(crate) fn output_of_body(body: &shuck_ast::StmtSeq, commands: &[Command]) -> Stdin {
+    use shuck_ast::{BinaryOp, Command as Node};
+    let one_pipeline = matches!(body.iter().collect::<Vec<_>>().as_slice(),
+        [stmt] if stmt.redirects.is_empty() && matches!(&stmt.command,
+            Node::Binary(b) if b.op == BinaryOp::Pipe
+                && matches!(&b.right.command, Node::Simple(_))));
+    match commands {
+        [only] => output_of(only),
+        [.., last] if one_pipeline => output_of(last),
+        _ => Stdin::Unknown,
+    }
+}
+
 /// `echo [-neE]… ARGS`: the words, decoded with `-e` as bash's echo does (the trailing
 /// newline is left out, as a command substitution drops it).
 fn echo(args: &[String]) -> Stdin {
