@@ -86,9 +86,13 @@ fn invocation<'a>(runner: &'a Runner, args: &'a [String]) -> Option<Invocation<'
         }
         operands.remove(0);
     }
+    // `tox`, `tox run`, `nox`: with no environment named by option, the default ones run.
+    if !runner.recipe_options.is_empty() {
+        call.default = call.named.is_empty();
+        return Some(call);
+    }
     match operands.first().copied() {
-        None if !call.named.is_empty() => {}
-        None if runner.bare || !runner.recipe_options.is_empty() => call.default = true,
+        None if runner.bare => call.default = true,
         None => return None,
         Some(first) if takes(&runner.run, first) => {
             if operands.len() < 2 {
@@ -104,7 +108,6 @@ fn invocation<'a>(runner: &'a Runner, args: &'a [String]) -> Option<Invocation<'
                 .map(|l| &l[1..]);
         }
         Some(first) if takes(&runner.own, first) || runner.bare => call.operands = operands,
-        Some(_) if !runner.recipe_options.is_empty() => {}
         Some(_) => return None,
     }
     Some(call)
@@ -244,12 +247,13 @@ impl Guard<'_> {
             }
             let steps = match (recipes.get(&name), &recipes.fallback) {
                 (Some(recipe), _) => {
-                    let bound: Vec<(String, String)> = recipe
+                    let mut bound: Vec<(String, String)> = recipe
                         .params
                         .iter()
                         .cloned()
                         .zip(args.iter().cloned())
                         .collect();
+                    bound.extend(recipes.variables.iter().cloned());
                     recipe
                         .steps
                         .iter()

@@ -26,6 +26,17 @@ pub(super) fn parse(text: &str) -> Option<Recipes> {
             continue;
         };
         let mut steps = Vec::new();
+        // `[tasks.x.linux]`, `.mac`, `.windows`: what the task runs on that platform.
+        for platform in ["linux", "mac", "windows"] {
+            if let Some(Value::Table(over)) = task.get(platform) {
+                if let Some(script) = over.get("script") {
+                    steps.push(script_step(script, over.get("script_runner")));
+                }
+                if over.contains_key("command") {
+                    steps.push(Step::Unknown);
+                }
+            }
+        }
         if task.contains_key("extend") || task.contains_key("alias") {
             steps.push(alias_or_unknown(task));
         }

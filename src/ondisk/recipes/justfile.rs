@@ -64,6 +64,9 @@ pub(super) fn parse(text: &str) -> Option<Recipes> {
             _ => {}
         }
         if line.contains(":=") {
+            if let Some(variable) = literal_assignment(line) {
+                recipes.variables.push(variable);
+            }
             // `x := expr`: a backtick runs when the justfile is loaded.
             if line.contains('`') {
                 recipes.parse_time.push(crate::shell::UNKNOWN.to_string());
@@ -255,4 +258,15 @@ fn body_steps(body: &[String]) -> Vec<Step> {
         steps.push(Step::Shell(text));
     }
     steps
+}
+
+/// `name := "text"` (or `'text'`, `export name := …`): a variable whose value is that text.
+fn literal_assignment(line: &str) -> Option<(String, String)> {
+    let (name, value) = line.split_once(":=")?;
+    let name = name.trim().trim_start_matches("export ").trim();
+    let value = value.trim();
+    let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let inner = value.strip_prefix(quote)?.strip_suffix(quote)?;
+    let plain = !inner.contains([quote, '\\']) && !name.contains(' ');
+    plain.then(|| (name.to_string(), inner.to_string()))
 }

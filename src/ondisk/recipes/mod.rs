@@ -57,6 +57,9 @@ pub struct Recipes {
     pub fallback: Option<Vec<Step>>,
     /// Recipes hold `{{…}}` interpolations (just, task): the caller fills known ones.
     pub templated: bool,
+    /// Variables the file gives a literal value, as an interpolation names them (`host`,
+    /// `.HOST`): a parameter of the same name comes first.
+    pub variables: Vec<(String, String)>,
 }
 
 impl Recipes {

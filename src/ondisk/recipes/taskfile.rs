@@ -100,6 +100,13 @@ pub(super) fn parse(text: &str) -> Option<Recipes> {
         recipes.partial = true;
     }
     dynamic_variables(root.get("vars"), &mut recipes);
+    if let Some(Node::Map(vars)) = root.get("vars") {
+        for (name, value) in vars {
+            if let Node::Text(value) = value {
+                recipes.variables.push((format!(".{name}"), value.clone()));
+            }
+        }
+    }
     let Some(Node::Map(tasks)) = root.get("tasks") else {
         return Some(recipes);
     };
