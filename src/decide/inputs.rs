@@ -7,6 +7,20 @@ use super::*;
 use std::rc::Rc;
 
 impl Guard<'_> {
+    /// The walk of a whole command. `xargs … < hosts.txt`: where it runs a guarded or
+    /// unknown program, the files it reads are read (bounded) and it is walked again with
+    /// their lines.
+    pub(super) fn walk_command(&self, source: &str) -> Walk {
+        let walk = self.walk_source(source, Rc::default());
+        if !walk.inputs.is_empty()
+            && !self.quick_pass(&walk)
+            && let Some(read) = self.read_inputs(&walk)
+        {
+            return self.walk_source(source, Rc::new(read));
+        }
+        walk
+    }
+
     /// The walk of `source`, with the text of the files in `read` known.
     pub(super) fn walk_source(&self, source: &str, read: Rc<HashMap<String, String>>) -> Walk {
         let mut walk = Walk {

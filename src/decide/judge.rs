@@ -4,8 +4,7 @@ use super::{
     Decision, Guard, MAX_SOURCE_BYTES, PassReason, Refusal, Rule, Walk, Why, flow, target,
 };
 use crate::catalog::{Catalog, MeshObject};
-use crate::shell::{self, UNKNOWN};
-use std::collections::HashMap;
+use crate::shell::UNKNOWN;
 impl Guard<'_> {
     /// Every mesh object the command reaches, each as the refusal it would meet. A scoped
     /// override (decision 0015) must cover all of them, not only the first that `decide`
@@ -14,10 +13,9 @@ impl Guard<'_> {
         if source.len() > MAX_SOURCE_BYTES {
             return Vec::new();
         }
-        let mut walk = Walk::default();
-        if let Ok(script) = shell::parse(source, 0, &HashMap::new()) {
-            self.script(script, &mut walk);
-        }
+        // The same walk as the decision's, files read included: an override must cover every
+        // target the command reaches, those from a file it reads too.
+        let walk = self.walk_command(source);
         let Ok(catalog) = self.catalog.get() else {
             return Vec::new();
         };

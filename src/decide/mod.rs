@@ -329,15 +329,7 @@ impl Guard<'_> {
                 },
             ));
         }
-        let mut walk = self.walk_source(source, std::rc::Rc::default());
-        // `xargs … < hosts.txt`: where the command runs a guarded or unknown program, the
-        // files it reads are read (bounded) and it is walked again with their lines.
-        if !walk.inputs.is_empty()
-            && !self.quick_pass(&walk)
-            && let Some(read) = self.read_inputs(&walk)
-        {
-            walk = self.walk_source(source, std::rc::Rc::new(read));
-        }
+        let walk = self.walk_command(source);
         if let Some(refusal) = walk.refusal {
             return Decision::Refuse(refusal);
         }

@@ -6,7 +6,7 @@ mod eval;
 mod text;
 use text::*;
 
-use super::walk::{Walker, output_of};
+use super::walk::Walker;
 use super::{MAX_ALTERNATIVES, Stdin, UNKNOWN};
 use crate::bash_eval;
 use shuck_ast::{
@@ -164,9 +164,7 @@ impl Walker<'_> {
                     let path = format!("/dev/fd/{}", self.next_fd);
                     self.next_fd = self.next_fd.saturating_sub(1).max(3);
                     // `bash <(echo 'ssh atlas')`: the file's content is that output.
-                    if let [only] = commands.as_slice()
-                        && let Stdin::Text(text) = output_of(only)
-                    {
+                    if let Stdin::Text(text) = super::walk::output_of_body(body, &commands) {
                         self.files.insert(path.clone(), text);
                     }
                     append(pieces, &path);
