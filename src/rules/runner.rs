@@ -77,8 +77,21 @@ fn all() -> &'static [Runner] {
     })
 }
 
+/// Whether a `names = [...]` line of the file holds `program`: every command's program is
+/// asked, and this spares the parse for all but runners.
+fn named(program: &str) -> bool {
+    BUILT_IN
+        .lines()
+        .filter_map(|line| line.strip_prefix("names = ["))
+        .flat_map(|names| names.split(','))
+        .any(|name| name.trim().trim_end_matches(']').trim_matches('"') == program)
+}
+
 /// The runner `program` is when its arguments are `args` (`cargo make …`), if any.
 pub fn runner(program: &str, args: &[String]) -> Option<&'static Runner> {
+    if !named(program) {
+        return None;
+    }
     all().iter().find(|r| {
         r.names.iter().any(|n| n == program)
             && r.subcommand
@@ -102,5 +115,12 @@ mod tests {
         );
         assert!(runner("cargo", &["build".into()]).is_none());
         assert!(runner("ls", &[]).is_none());
+        // The quick look finds every runner's every name, and nothing else.
+        for runner in &file.runner {
+            for name in &runner.names {
+                assert!(named(name), "{name}");
+            }
+        }
+        assert!(!named("test") && !named("run") && !named("--prefix"));
     }
 }
