@@ -42,6 +42,11 @@ fn invocation<'a>(runner: &'a Runner, args: &'a [String]) -> Option<Invocation<'
             call.extra = args[at + 1..].to_vec();
             break;
         }
+        // `just --list`, `task --dry`, `tox list`: nothing runs.
+        let subcommand = !word.starts_with('-') && operands.is_empty();
+        if (word.starts_with('-') || subcommand) && takes(&runner.inert, word) {
+            return None;
+        }
         let (name, inline) = match word.split_once('=') {
             Some((name, value)) if name.starts_with("--") => (name, Some(value)),
             _ => (word.as_str(), None),

@@ -41,6 +41,8 @@ pub struct Runner {
     pub lifecycle: Vec<Vec<String>>,
     #[serde(default)]
     pub arguments: bool,
+    #[serde(default)]
+    pub inert: Vec<String>,
 }
 
 /// How a runner's file is read.
