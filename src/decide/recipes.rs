@@ -6,7 +6,7 @@
 //! that cannot be read is unknown code; a file that is not there runs nothing.
 
 use super::*;
-use crate::ondisk::recipes::{Found, Lookup, Recipes, Step};
+use crate::ondisk::recipes::{Found, Lookup, Recipes, Step, quote};
 use crate::rules::runner::{self, Runner};
 use std::collections::HashSet;
 
@@ -30,6 +30,8 @@ struct Invocation<'a> {
     extra: Vec<String>,
     /// An option makes the file or the recipes unknown (`--workspace`).
     unknown: bool,
+    /// The recipe was named after the runner's `run` (`pdm run X`), where X may be a command.
+    after_run: bool,
 }
 
 fn invocation<'a>(runner: &'a Runner, args: &'a [String]) -> Option<Invocation<'a>> {
@@ -104,6 +106,7 @@ fn invocation<'a>(runner: &'a Runner, args: &'a [String]) -> Option<Invocation<'
                 return None;
             }
             call.operands = operands[1..].to_vec();
+            call.after_run = true;
         }
         Some(first) if runner.lifecycle.iter().any(|l| l[0] == first) => {
             call.lifecycle = runner
@@ -156,13 +159,30 @@ impl Guard<'_> {
             file: call.file,
             dir: call.dir,
         };
+        // `pdm run ssh db`, `poetry run python3 …`: a name that is no script is a command.
+        let as_command = |walk: &mut Walk| {
+            if runner.runs_commands && call.after_run {
+                let words: Vec<String> = call.operands.iter().map(|w| w.to_string()).collect();
+                let words: Vec<String> =
+                    words.iter().chain(&call.extra).map(|w| quote(w)).collect();
+                self.payload(&words.join(" "), command.depth + 1, &[], walk);
+            }
+        };
         let recipes = match disk.recipes(&lookup) {
             Found::Recipes(recipes) => recipes,
-            Found::Absent => return,
+            Found::Absent => return as_command(walk),
             Found::Unreadable(file) => {
+                as_command(walk);
                 return unknown(walk, format!("what `{typed}` runs from {file}"));
             }
         };
+        if call
+            .operands
+            .first()
+            .is_some_and(|name| recipes.get(name).is_none())
+        {
+            as_command(walk);
+        }
         let outer = (walk.cwd.clone(), walk.cwd_unknown);
         walk.cwd = Some(PathBuf::from(&recipes.dir));
         walk.cwd_unknown = false;
@@ -287,7 +307,7 @@ impl Guard<'_> {
                         if top && runner.arguments {
                             for word in args.iter().chain(extra) {
                                 code.push(' ');
-                                code.push_str(&crate::ondisk::recipes::quote(word));
+                                code.push_str(&quote(word));
                             }
                         }
                         walk.reading.push((typed.clone(), what.clone()));

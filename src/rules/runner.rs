@@ -43,6 +43,9 @@ pub struct Runner {
     pub arguments: bool,
     #[serde(default)]
     pub inert: Vec<String>,
+    /// `pdm run ssh db`: a first operand that names no recipe is a command it runs.
+    #[serde(default)]
+    pub runs_commands: bool,
 }
 
 /// How a runner's file is read.
