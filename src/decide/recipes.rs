@@ -320,6 +320,9 @@ impl Guard<'_> {
                         let other_args = other_args.iter().map(|a| fill(a, &bound)).collect();
                         queue.push_back((other, other_args, false));
                     }
+                    Step::Python(paths) => {
+                        self.python_file(&paths, &recipes.dir, command, &what, walk)
+                    }
                     Step::Unknown => {
                         if walk.speculative == 0 {
                             walk.unknown_code
@@ -329,6 +332,51 @@ impl Guard<'_> {
                 }
             }
         }
+    }
+}
+
+impl Guard<'_> {
+    /// An entry point's module, read as the Python code it is (its calls that run commands
+    /// judged, as `python3 FILE` is); not found or not readable, unknown code.
+    fn python_file(
+        &self,
+        paths: &[String],
+        dir: &str,
+        command: &Command,
+        what: &str,
+        walk: &mut Walk,
+    ) {
+        let (Some(disk), Some(python)) = (
+            self.protected.disk.clone(),
+            self.rules.interpreter("python3"),
+        ) else {
+            return;
+        };
+        let dir = std::path::Path::new(dir);
+        let Some((path, code)) = paths
+            .iter()
+            .find_map(|p| disk.script(p, dir).map(|code| (p, code)))
+        else {
+            if walk.speculative == 0 {
+                walk.unknown_code
+                    .push((command.words.clone(), format!("what {what} runs")));
+            }
+            return;
+        };
+        let mut steps = Vec::new();
+        let runner = Command {
+            words: vec!["python3".into(), path.clone()],
+            ..command.clone()
+        };
+        crate::unwrap::code_steps(python, &runner, &code, &mut steps);
+        walk.reading
+            .push((command.words.join(" "), what.to_string()));
+        for step in steps {
+            if let crate::unwrap::Step::Shell { source, depth, env } = step {
+                self.payload(&source, depth, &env, walk);
+            }
+        }
+        walk.reading.pop();
     }
 }
 

@@ -25,7 +25,10 @@ pub enum Step {
     Shell(String),
     /// Another recipe of the file it runs, with arguments.
     Recipe(String, Vec<String>),
-    /// Something it runs that this reader cannot tell (a Python entry point, a template).
+    /// Python code in a file of the project (an entry point `pkg.module:function`): the
+    /// candidate paths of the module, relative to the recipes' directory, first found wins.
+    Python(Vec<String>),
+    /// Something it runs that this reader cannot tell (a Python function, a template).
     Unknown,
 }
 

@@ -1,6 +1,6 @@
 //! `pyproject.toml`: pdm's `[tool.pdm.scripts]` (a command, `cmd`, `shell`, `composite`;
 //! `call` is a Python function: unknown) and poetry's `[tool.poetry.scripts]` and PEP 621's
-//! `[project.scripts]` (Python entry points: unknown code, known to be scripts).
+//! `[project.scripts]` (Python entry points: the module's file, read as Python code).
 
 use super::{Recipe, Recipes, Step, quote};
 use toml::Value;
@@ -78,13 +78,41 @@ pub(super) fn poetry(text: &str) -> Option<Recipes> {
     let document: toml::Table = toml::from_str(text).ok()?;
     let mut recipes = Recipes::default();
     for path in [&["tool", "poetry", "scripts"][..], &["project", "scripts"]] {
-        for name in table(&document, path).into_iter().flat_map(|t| t.keys()) {
+        for (name, target) in table(&document, path).into_iter().flatten() {
+            let step = match target {
+                Value::String(target) => entry_point(target),
+                _ => Step::Unknown,
+            };
             recipes.recipes.push(Recipe {
                 name: name.clone(),
-                steps: vec![Step::Unknown],
+                steps: vec![step],
                 ..Recipe::default()
             });
         }
     }
     Some(recipes)
+}
+
+/// `pkg.module:function`: the module's file, where a project keeps it (flat or `src/`).
+fn entry_point(target: &str) -> Step {
+    let module = target.split(':').next().unwrap_or("").trim();
+    let valid = !module.is_empty()
+        && module
+            .split('.')
+            .all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    if !valid {
+        return Step::Unknown;
+    }
+    let path = module.replace('.', "/");
+    Step::Python(
+        ["", "src/"]
+            .iter()
+            .flat_map(|root| {
+                [
+                    format!("{root}{path}.py"),
+                    format!("{root}{path}/__init__.py"),
+                ]
+            })
+            .collect(),
+    )
 }
