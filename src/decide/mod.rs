@@ -22,6 +22,7 @@ mod overrides;
 mod program;
 mod readings;
 mod recipes;
+mod runner_words;
 mod ssh_route;
 pub mod target;
 mod walk;

@@ -5,6 +5,7 @@
 //! walked as the shell code they are, with the recipes they call, to a bound. A recipe
 //! that cannot be read is unknown code; a file that is not there runs nothing.
 
+use super::runner_words::{Invocation, invocation};
 use super::*;
 use crate::ondisk::recipes::{Found, Lookup, Recipes, Step, quote};
 use crate::rules::runner::{self, Runner};
@@ -12,114 +13,6 @@ use std::collections::HashSet;
 
 /// Recipes run for one command, at most; past it the command cannot be verified.
 const MAX_RECIPES: usize = 256;
-
-/// What a runner's words ask for.
-#[derive(Debug, Default)]
-struct Invocation<'a> {
-    file: Option<&'a str>,
-    dir: Option<&'a str>,
-    /// Recipe names as given (each may take the operands after it as arguments).
-    operands: Vec<&'a str>,
-    /// Recipes named by option (`tox -e a,b`).
-    named: Vec<String>,
-    /// Recipes the subcommand runs itself (`npm install`).
-    lifecycle: Option<&'a [String]>,
-    /// No recipe named: the file's default runs.
-    default: bool,
-    /// Words after `--`.
-    extra: Vec<String>,
-    /// An option makes the file or the recipes unknown (`--workspace`).
-    unknown: bool,
-    /// The recipe was named after the runner's `run` (`pdm run X`), where X may be a command.
-    after_run: bool,
-}
-
-fn invocation<'a>(runner: &'a Runner, args: &'a [String]) -> Option<Invocation<'a>> {
-    let mut call = Invocation::default();
-    let mut operands: Vec<&str> = Vec::new();
-    let mut words = args.iter().enumerate();
-    let takes = |list: &[String], word: &str| list.iter().any(|o| o == word);
-    while let Some((at, word)) = words.next() {
-        if word == "--" {
-            call.extra = args[at + 1..].to_vec();
-            break;
-        }
-        // `just --list`, `task --dry`, `tox list`: nothing runs.
-        let subcommand = !word.starts_with('-') && operands.is_empty();
-        if (word.starts_with('-') || subcommand) && takes(&runner.inert, word) {
-            return None;
-        }
-        let (name, inline) = match word.split_once('=') {
-            Some((name, value)) if name.starts_with("--") => (name, Some(value)),
-            _ => (word.as_str(), None),
-        };
-        let runners_own = [
-            &runner.unknown_options,
-            &runner.file_options,
-            &runner.directory_options,
-            &runner.recipe_options,
-            &runner.value_options,
-        ]
-        .iter()
-        .any(|list| takes(list, name));
-        // Other options before the recipe are the runner's flags; after it, where the
-        // runner hands its words on, they are the recipe's.
-        let flag =
-            name.len() > 1 && name.starts_with('-') && (operands.is_empty() || !runner.arguments);
-        if runners_own || flag {
-            let mut value = || inline.or_else(|| words.next().map(|(_, v)| v.as_str()));
-            if takes(&runner.unknown_options, name) {
-                call.unknown = true;
-                if takes(&runner.value_options, name) {
-                    value();
-                }
-            } else if takes(&runner.file_options, name) {
-                call.file = value();
-            } else if takes(&runner.directory_options, name) {
-                call.dir = value();
-            } else if takes(&runner.recipe_options, name) {
-                let names = value().unwrap_or_default();
-                call.named.extend(names.split(',').map(str::to_string));
-            } else if takes(&runner.value_options, name) {
-                value();
-            }
-            continue;
-        }
-        operands.push(word);
-    }
-    if let Some(sub) = &runner.subcommand {
-        if operands.first() != Some(&sub.as_str()) {
-            return None;
-        }
-        operands.remove(0);
-    }
-    // `tox`, `tox run`, `nox`: with no environment named by option, the default ones run.
-    if !runner.recipe_options.is_empty() {
-        call.default = call.named.is_empty();
-        return Some(call);
-    }
-    match operands.first().copied() {
-        None if runner.bare => call.default = true,
-        None => return None,
-        Some(first) if takes(&runner.run, first) => {
-            if operands.len() < 2 {
-                return None;
-            }
-            call.operands = operands[1..].to_vec();
-            call.after_run = true;
-        }
-        Some(first) if runner.lifecycle.iter().any(|l| l[0] == first) => {
-            call.lifecycle = runner
-                .lifecycle
-                .iter()
-                .find(|l| l[0] == first)
-                .map(|l| &l[1..]);
-        }
-        Some(first) if takes(&runner.own, first) || runner.bare => call.operands = operands,
-        Some(_) => return None,
-    }
-    Some(call)
-}
 
 impl Guard<'_> {
     /// The recipes a task runner runs, walked as shell code (see the module's note).
@@ -215,7 +108,8 @@ impl Guard<'_> {
             out.extend(recipes.default.iter().map(|n| (n.clone(), vec![], true)));
         }
         out.extend(call.named.iter().map(|n| (n.clone(), vec![], true)));
-        let mut operands = call.operands.iter();
+        // `make V=1 deploy`, `just host=db logs`: assignments, not recipes.
+        let mut operands = call.operands.iter().filter(|o| !o.contains('='));
         while let Some(name) = operands.next() {
             let params = recipes.get(name).map_or(0, |r| r.params.len());
             let variadic = recipes.get(name).is_some_and(|r| r.variadic);

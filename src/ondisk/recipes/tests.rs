@@ -165,7 +165,17 @@ fn makefile_toml_pyproject_tox_and_noxfile() {
     assert!(pdm.get("_").is_none());
     let poetry =
         pyproject::poetry("[tool.poetry.scripts]\ndeploy = \"shop.cli:deploy\"\n").unwrap();
-    assert_eq!(shell(&poetry, "deploy"), [Step::Unknown]);
+    assert_eq!(
+        shell(&poetry, "deploy"),
+        [Step::Python(vec![
+            "shop/cli.py".into(),
+            "shop/cli/__init__.py".into(),
+            "src/shop/cli.py".into(),
+            "src/shop/cli/__init__.py".into()
+        ])]
+    );
+    let odd = pyproject::poetry("[project.scripts]\nx = \"../up:main\"\n").unwrap();
+    assert_eq!(shell(&odd, "x"), [Step::Unknown]);
 
     let tox = tox::parse(
         "[tox]\nenvlist = py311, lint\n[testenv]\ncommands = pytest {posargs}\n\

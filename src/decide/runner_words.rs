@@ -1,0 +1,113 @@
+//! Which recipes a task runner's words ask for (`npm --prefix site run deploy -- --prod`,
+//! `just -f j deploy web`, `tox -e a,b`), read by the runner's rules in
+//! `rules/runners.toml`: the file and directory options, the recipe names, the words after.
+
+use crate::rules::runner::Runner;
+
+/// What a runner's words ask for.
+#[derive(Debug, Default)]
+pub(super) struct Invocation<'a> {
+    pub(super) file: Option<&'a str>,
+    pub(super) dir: Option<&'a str>,
+    /// Recipe names as given (each may take the operands after it as arguments).
+    pub(super) operands: Vec<&'a str>,
+    /// Recipes named by option (`tox -e a,b`).
+    pub(super) named: Vec<String>,
+    /// Recipes the subcommand runs itself (`npm install`).
+    pub(super) lifecycle: Option<&'a [String]>,
+    /// No recipe named: the file's default runs.
+    pub(super) default: bool,
+    /// Words after `--`.
+    pub(super) extra: Vec<String>,
+    /// An option makes the file or the recipes unknown (`--workspace`).
+    pub(super) unknown: bool,
+    /// The recipe was named after the runner's `run` (`pdm run X`), where X may be a command.
+    pub(super) after_run: bool,
+}
+
+pub(super) fn invocation<'a>(runner: &'a Runner, args: &'a [String]) -> Option<Invocation<'a>> {
+    let mut call = Invocation::default();
+    let mut operands: Vec<&str> = Vec::new();
+    let mut words = args.iter().enumerate();
+    let takes = |list: &[String], word: &str| list.iter().any(|o| o == word);
+    while let Some((at, word)) = words.next() {
+        if word == "--" {
+            call.extra = args[at + 1..].to_vec();
+            break;
+        }
+        // `just --list`, `task --dry`, `tox list`: nothing runs.
+        let subcommand = !word.starts_with('-') && operands.is_empty();
+        if (word.starts_with('-') || subcommand) && takes(&runner.inert, word) {
+            return None;
+        }
+        let (name, inline) = match word.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name, Some(value)),
+            _ => (word.as_str(), None),
+        };
+        let runners_own = [
+            &runner.unknown_options,
+            &runner.file_options,
+            &runner.directory_options,
+            &runner.recipe_options,
+            &runner.value_options,
+        ]
+        .iter()
+        .any(|list| takes(list, name));
+        // Other options before the recipe are the runner's flags; after it, where the
+        // runner hands its words on, they are the recipe's.
+        let flag =
+            name.len() > 1 && name.starts_with('-') && (operands.is_empty() || !runner.arguments);
+        if runners_own || flag {
+            let mut value = || inline.or_else(|| words.next().map(|(_, v)| v.as_str()));
+            if takes(&runner.unknown_options, name) {
+                call.unknown = true;
+                if takes(&runner.value_options, name) {
+                    value();
+                }
+            } else if takes(&runner.file_options, name) {
+                call.file = value();
+            } else if takes(&runner.directory_options, name) {
+                call.dir = value();
+            } else if takes(&runner.recipe_options, name) {
+                let names = value().unwrap_or_default();
+                call.named.extend(names.split(',').map(str::to_string));
+            } else if takes(&runner.value_options, name) {
+                value();
+            }
+            continue;
+        }
+        operands.push(word);
+    }
+    if let Some(sub) = &runner.subcommand {
+        if operands.first() != Some(&sub.as_str()) {
+            return None;
+        }
+        operands.remove(0);
+    }
+    // `tox`, `tox run`, `nox`: with no environment named by option, the default ones run.
+    if !runner.recipe_options.is_empty() {
+        call.default = call.named.is_empty();
+        return Some(call);
+    }
+    match operands.first().copied() {
+        None if runner.bare => call.default = true,
+        None => return None,
+        Some(first) if takes(&runner.run, first) => {
+            if operands.len() < 2 {
+                return None;
+            }
+            call.operands = operands[1..].to_vec();
+            call.after_run = true;
+        }
+        Some(first) if runner.lifecycle.iter().any(|l| l[0] == first) => {
+            call.lifecycle = runner
+                .lifecycle
+                .iter()
+                .find(|l| l[0] == first)
+                .map(|l| &l[1..]);
+        }
+        Some(first) if takes(&runner.own, first) || runner.bare => call.operands = operands,
+        Some(_) => return None,
+    }
+    Some(call)
+}
