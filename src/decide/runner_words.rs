@@ -106,7 +106,11 @@ pub(super) fn invocation<'a>(runner: &'a Runner, args: &'a [String]) -> Option<I
                 .find(|l| l[0] == first)
                 .map(|l| &l[1..]);
         }
-        Some(first) if takes(&runner.own, first) || runner.bare => call.operands = operands,
+        Some(first)
+            if takes(&runner.own, first) || runner.bare && !takes(&runner.builtins, first) =>
+        {
+            call.operands = operands
+        }
         Some(_) => return None,
     }
     Some(call)

@@ -43,6 +43,9 @@ pub struct Runner {
     pub arguments: bool,
     #[serde(default)]
     pub inert: Vec<String>,
+    /// Subcommands of the runner's own, never a recipe by a bare name (`pnpm deploy`).
+    #[serde(default)]
+    pub builtins: Vec<String>,
     /// `pdm run ssh db`: a first operand that names no recipe is a command it runs.
     #[serde(default)]
     pub runs_commands: bool,
