@@ -24,7 +24,7 @@ impl Guard<'_> {
             return;
         };
         let args = &command.words[1..];
-        let Some(runner) = runner::runner(base_name(first), args) else {
+        let Some(runner) = &runner::runner(base_name(first), args) else {
             return;
         };
         let Some(call) = invocation(runner, args) else {

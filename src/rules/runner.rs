@@ -3,7 +3,6 @@
 //! program of one of these names runs.
 
 use serde::Deserialize;
-use std::sync::OnceLock;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,51 +65,51 @@ pub enum Format {
     Nox,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct File {
-    runner: Vec<Runner>,
-}
-
 const BUILT_IN: &str = include_str!("../../rules/runners.toml");
 
-fn all() -> &'static [Runner] {
-    static RUNNERS: OnceLock<Vec<Runner>> = OnceLock::new();
-    // The file is the crate's own: `tests` read it, so a broken one fails them, and it
-    // cannot change after the build.
-    RUNNERS.get_or_init(|| {
-        toml::from_str::<File>(BUILT_IN)
-            .map(|f| f.runner)
-            .unwrap_or_default()
-    })
+/// The `[[runner]]` entries of the file, as text: every command's program is asked, so the
+/// one entry a name needs is found by its `names` line and only it is parsed (the whole
+/// file's parse costs a pass more than its decision).
+fn entries() -> impl Iterator<Item = &'static str> {
+    BUILT_IN.split("[[runner]]").skip(1)
 }
 
-/// Whether a `names = [...]` line of the file holds `program`: every command's program is
-/// asked, and this spares the parse for all but runners.
-fn named(program: &str) -> bool {
-    BUILT_IN
+/// The values of one `key = [...]` or `key = "..."` line of an entry, as text.
+fn values<'a>(entry: &'a str, key: &str) -> Vec<&'a str> {
+    entry
         .lines()
-        .filter_map(|line| line.strip_prefix("names = ["))
-        .flat_map(|names| names.split(','))
-        .any(|name| name.trim().trim_end_matches(']').trim_matches('"') == program)
+        .filter_map(|line| line.strip_prefix(key)?.trim_start().strip_prefix('='))
+        .flat_map(|value| value.trim().trim_matches(['[', ']']).split(','))
+        .map(|v| v.trim().trim_matches('"'))
+        .filter(|v| !v.is_empty())
+        .collect()
 }
 
 /// The runner `program` is when its arguments are `args` (`cargo make …`), if any.
-pub fn runner(program: &str, args: &[String]) -> Option<&'static Runner> {
-    if !named(program) {
-        return None;
-    }
-    all().iter().find(|r| {
-        r.names.iter().any(|n| n == program)
-            && r.subcommand
-                .as_ref()
-                .is_none_or(|sub| args.iter().find(|a| !a.starts_with('-')) == Some(sub))
-    })
+pub fn runner(program: &str, args: &[String]) -> Option<Runner> {
+    let first_operand = args
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .map(String::as_str);
+    let entry = entries().find(|entry| {
+        values(entry, "names").contains(&program)
+            && values(entry, "subcommand")
+                .first()
+                .is_none_or(|sub| first_operand == Some(*sub))
+    })?;
+    // The file is the crate's own and its test reads every entry: it parses.
+    toml::from_str::<Runner>(entry).ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        runner: Vec<Runner>,
+    }
 
     #[test]
     fn the_built_in_runners_read() {
@@ -123,12 +122,17 @@ mod tests {
         );
         assert!(runner("cargo", &["build".into()]).is_none());
         assert!(runner("ls", &[]).is_none());
-        // The quick look finds every runner's every name, and nothing else.
+        // The look by text finds every runner by each of its names, and nothing else.
         for runner in &file.runner {
             for name in &runner.names {
-                assert!(named(name), "{name}");
+                let args: Vec<String> = runner.subcommand.iter().cloned().collect();
+                let found = super::runner(name, &args).expect(name);
+                assert_eq!(found.names, runner.names, "{name}");
+                assert_eq!(found.format, runner.format, "{name}");
             }
         }
-        assert!(!named("test") && !named("run") && !named("--prefix"));
+        for other in ["test", "run", "--prefix", "make_", "np"] {
+            assert!(super::runner(other, &[]).is_none(), "{other}");
+        }
     }
 }
