@@ -319,8 +319,11 @@ impl Walker<'_> {
     /// A command substitution runs its commands; its value is known only when it is a
     /// lone `echo`/`printf` of known words.
     fn substitution(&mut self, body: &StmtSeq) -> String {
-        let commands = self.nested(body);
-        match super::walk::output_of_body(body, &commands) {
+        let output = match self.file_shorthand(body) {
+            Some(text) => text,
+            None => super::walk::output_of_body(body, &self.nested(body)),
+        };
+        match output {
             // bash drops a substitution's trailing newlines.
             Stdin::Text(text) => text.trim_end_matches('\n').to_string(),
             _ => UNKNOWN.to_string(),

@@ -233,3 +233,20 @@ mod tests {
         assert!(parse("( a=(x) ); ssh atlas", 0, &HashMap::new()).is_ok());
     }
 }
+#[cfg(test)]
+mod input_tests {
+    #[test]
+    fn a_file_read_is_noted_and_its_lines_are_the_values_once_known() {
+        let source = "for h in $(< hosts.txt); do ssh $h; done; xargs -a list ssh";
+        let script = super::parse(source, 0, &Default::default()).unwrap();
+        assert_eq!(script.inputs, ["hosts.txt", "list"]);
+        let read = [("hosts.txt".to_string(), "db\ncache\n".to_string())].into();
+        let script = super::parse_reading(source, 0, &Default::default(), &read).unwrap();
+        let hosts: Vec<&str> = script
+            .commands
+            .iter()
+            .map(|c| c.words[1].as_str())
+            .collect();
+        assert_eq!(&hosts[..2], ["db", "cache"]);
+    }
+}

@@ -292,6 +292,39 @@ impl Walker<'_> {
     }
 }
 
+impl Walker<'_> {
+    /// `$(< hosts.txt)`: bash's shorthand for a file's text, when the body is only that.
+    pub(crate) fn file_shorthand(&mut self, body: &shuck_ast::StmtSeq) -> Option<Stdin> {
+        let [stmt] = body.iter().collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        let shuck_ast::Command::Simple(simple) = &stmt.command else {
+            return None;
+        };
+        let [redirect] = &stmt.redirects[..] else {
+            return None;
+        };
+        // The parser gives the missing name as one empty word.
+        if !simple.name.span.slice(self.src).is_empty() || !simple.args.is_empty() {
+            return None;
+        }
+        let (RedirectTarget::Word(word), RedirectKind::Input) = (&redirect.target, redirect.kind)
+        else {
+            return None;
+        };
+        let paths = self.joined(word);
+        let [path] = paths.as_slice() else {
+            return Some(Stdin::Unknown);
+        };
+        self.note_input(path);
+        Some(
+            self.files
+                .get(path)
+                .map_or(Stdin::Unknown, |t| Stdin::Text(t.clone())),
+        )
+    }
+}
+
 /// Files at most noted as inputs for one source.
 const MAX_INPUTS: usize = 16;
 
@@ -319,7 +352,7 @@ fn read_paths(words: &[String]) -> Vec<String> {
     };
     let args = &words[1..];
     match program {
-        "cat" => args
+        "cat" | "head" | "tail" => args
             .iter()
             .filter(|a| !a.starts_with('-'))
             .cloned()

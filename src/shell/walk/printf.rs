@@ -34,6 +34,7 @@ pub(crate) fn output_of(command: &Command) -> Stdin {
                 .collect();
             known.map_or(Stdin::Unknown, |texts| Stdin::Text(texts.concat()))
         }
+        Some(edge @ ("head" | "tail")) => lines_of(edge, args, command),
         Some("tee") => match &command.stdin {
             Stdin::Text(text) => Stdin::Text(text.clone()),
             Stdin::Bytes(bytes) => Stdin::Bytes(bytes.clone()),
@@ -136,6 +137,46 @@ pub(crate) fn printf(format: &str, args: &[String]) -> Option<String> {
     bash_eval::printf::printf(format, &args)
         .as_known()
         .map(str::to_string)
+}
+
+/// `head`/`tail` `[-n N | -N]` of one file the walk knows, or of the input: its first or
+/// last lines (10 unless told). Other options (`-c`, `tail -n +N`, `-f`) are unknown.
+fn lines_of(edge: &str, args: &[String], command: &Command) -> Stdin {
+    let (mut count, mut file) = (10usize, None);
+    let mut words = args.iter();
+    while let Some(arg) = words.next() {
+        let number = match arg.as_str() {
+            "-n" | "--lines" => words.next().map(String::as_str),
+            a if a.starts_with("--lines=") => Some(&a["--lines=".len()..]),
+            a if a.starts_with("-n") => Some(&a[2..]),
+            a if a.starts_with('-') && a.len() > 1 => Some(&a[1..]),
+            a if file.is_none() => {
+                file = Some(a);
+                continue;
+            }
+            _ => return Stdin::Unknown,
+        };
+        match number.and_then(|n| n.parse().ok()) {
+            Some(n) => count = n,
+            None => return Stdin::Unknown,
+        }
+    }
+    let text = match file {
+        Some(path) => match command.files.iter().find(|(p, _)| p == path) {
+            Some((_, text)) => text.as_str(),
+            None => return Stdin::Unknown,
+        },
+        None => match &command.stdin {
+            Stdin::Text(text) => text.as_str(),
+            _ => return Stdin::Unknown,
+        },
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let kept = match edge {
+        "head" => &lines[..count.min(lines.len())],
+        _ => &lines[lines.len().saturating_sub(count)..],
+    };
+    Stdin::Text(kept.join("\n"))
 }
 
 #[cfg(test)]
