@@ -20,7 +20,7 @@ const BAR: f64 = 97.0;
 /// These are what the build scored when the corpus was written, so CI stays green while
 /// the mechanisms are missing. IMPLEMENTERS: raise a floor whenever your change lifts a
 /// score, up to `BAR` (97%) each way; never lower one. A floor of 100 means "already all".
-const FLOORS: [(&str, Floor); 9] = [
+const FLOORS: [(&str, Floor); 10] = [
     ("expansions.toml", Floor::new(100.0, 100.0, 0.0)),
     ("one_job.toml", Floor::new(100.0, 100.0, 0.0)),
     ("runs_arguments.toml", Floor::new(100.0, 100.0, 0.0)),

@@ -1,6 +1,6 @@
 //! What the command will use from disk (issue 13, item 5), asked through
 //! [`crate::ondisk::disk::Disk`] only once a command is known to need it: a shell or `source`
-//! running a script file, a script run by path, and `docker`/`podman` with no daemon
+//! running a script file, a script run by path, `make`, and `docker`/`podman` with no daemon
 //! on the command line. A command of no such program reads nothing.
 
 use super::*;
