@@ -16,9 +16,6 @@ pub struct Outcome {
     pub decision: Decision,
     pub instead: Vec<Suggestion>,
     pub message: String,
-    /// Whether the guard's own files (catalog, record, rules, plugin) were looked at to
-    /// decide: the hook then checks the variables that name them (decision 0031).
-    pub consulted_guard_files: bool,
 }
 
 pub(crate) fn hints(mcp: bool) -> message::Hints {
@@ -45,9 +42,7 @@ pub fn decide(
     // A cache that failed under the decision may have answered "not of the mesh": decide
     // again from the catalog itself (or refuse, if it cannot be read).
     if catalog.recover() {
-        let mut again = decide_once(paths, rules, catalog, source, cwd);
-        again.consulted_guard_files |= outcome.consulted_guard_files;
-        again
+        decide_once(paths, rules, catalog, source, cwd)
     } else {
         outcome
     }
@@ -84,7 +79,6 @@ fn decide_once(
         decision,
         instead,
         message,
-        consulted_guard_files: protected.consulted(),
     }
 }
 

@@ -48,6 +48,8 @@ pub struct JsonRow<'a> {
     shape: &'a str,
     reason: &'a str,
     scope: &'a str,
+    signer: &'a str,
+    grant_expires: &'a str,
     hash: &'a str,
 }
 
@@ -72,6 +74,8 @@ impl<'a> JsonRow<'a> {
             shape: &e.shape,
             reason: &e.reason,
             scope: &e.scope,
+            signer: &e.signer,
+            grant_expires: &e.grant_expires,
             hash: &r.hash,
         }
     }
@@ -155,7 +159,7 @@ impl JsonArray {
     }
 }
 
-const CSV_HEADER: [&str; 18] = [
+const CSV_HEADER: [&str; 20] = [
     "id",
     "time",
     "time_ms",
@@ -173,6 +177,8 @@ const CSV_HEADER: [&str; 18] = [
     "shape",
     "reason",
     "scope",
+    "signer",
+    "grant_expires",
     "hash",
 ];
 
@@ -217,6 +223,8 @@ pub fn csv_row(r: &Row) -> String {
             e.shape.clone(),
             e.reason.clone(),
             e.scope.clone(),
+            e.signer.clone(),
+            e.grant_expires.clone(),
             r.hash.clone(),
         ],
     );

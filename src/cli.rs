@@ -5,6 +5,8 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 mod hook_argv;
+mod override_args;
+pub use override_args::*;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -76,10 +78,10 @@ pub enum Command {
         /// The message as an agent with mesh-guard's MCP server reads it (as `hook --mcp`)
         #[arg(long)]
         mcp: bool,
-        /// Preview an override with this reason [default: the one in force]
-        #[arg(long = "override", value_name = "REASON")]
+        /// Preview this override grant, verified as the hook would [default: the one in force]
+        #[arg(long = "override", value_name = "GRANT")]
         override_reason: Option<String>,
-        /// Preview the override narrowed by this scope [default: the one in force]
+        /// Preview a grant of this scope (machine:NAME module:NAME rule:ID), unsigned
         #[arg(long, value_name = "TERMS")]
         scope: Option<String>,
         /// The command: several words joined with spaces, or one quoted string
@@ -212,6 +214,14 @@ Example:
     /// Remove the guard's hooks from an agent's settings, with a backup (exit 0 done, 2 error)
     #[command(after_help = "Example:\n  mesh-guard uninstall claude --scope user")]
     Uninstall(InstallArgs),
+    /// The operator's override: sign a grant for the session to start with
+    #[command(
+        after_help = "Example:\n  eval \"$(mesh-guard override grant --reason 'incident 4711' --machine atlas --for 2h)\"\n  claude"
+    )]
+    Override {
+        #[command(subcommand)]
+        action: OverrideAction,
+    },
     /// Check the setup an agent would run under; each finding says how to fix it (exit 1 when the guard cannot work)
     #[command(after_help = "Example:\n  sudo mesh-guard doctor --user alice")]
     Doctor {

@@ -36,6 +36,7 @@ pub mod config;
 pub mod deadline;
 pub mod decide;
 pub mod error;
+pub mod grant;
 pub mod hook;
 pub mod install;
 pub mod instead;

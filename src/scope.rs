@@ -1,10 +1,7 @@
-//! Scoped overrides (decision 0015): `MESH_GUARD_OVERRIDE_SCOPE` narrows the operator's
-//! override to what it names. Read from the start environment only, under the same
-//! use-time rule as the override itself (decision 0008, `usetime`).
+//! Scoped overrides (decision 0015): a grant's scope terms narrow the operator's override
+//! to what they name. The terms are inside the signed grant (decision 0058).
 
 use crate::decide::{Refusal, Rule};
-
-pub const SCOPE_VAR: &str = "MESH_GUARD_OVERRIDE_SCOPE";
 
 /// The rules an override can cover: the ones that are not about the guard itself.
 const COVERABLE: [Rule; 6] = [
@@ -23,25 +20,18 @@ pub struct Scope {
     pub machines: Vec<String>,
     pub modules: Vec<String>,
     pub rules: Vec<String>,
-    /// UTC milliseconds after which the override is over.
-    pub until_ms: Option<i64>,
     /// The scope as the operator wrote it, for messages and the record.
     pub text: String,
 }
 
-/// The scope in this process's environment: `None` when unset, `Some(Err)` when malformed.
-pub fn from_env() -> Option<Result<Scope, String>> {
-    crate::io::var_os(SCOPE_VAR).map(|v| parse(&v.to_string_lossy()))
-}
-
-/// Reads `machine:NAME module:NAME rule:ID until:TIME`, space-separated.
+/// Reads `machine:NAME module:NAME rule:ID`, space-separated.
 pub fn parse(text: &str) -> Result<Scope, String> {
     let mut scope = Scope {
         text: text.split_whitespace().collect::<Vec<_>>().join(" "),
         ..Scope::default()
     };
     if scope.text.is_empty() {
-        return Err(format!("{SCOPE_VAR} is set but empty"));
+        return Err("the scope is empty".into());
     }
     for whole in text.split_whitespace() {
         // Shown in a refusal: an operator's long term is cut there.
@@ -72,24 +62,9 @@ pub fn parse(text: &str) -> Result<Scope, String> {
                 }
                 scope.rules.push(value.to_string());
             }
-            "until" => {
-                if scope.until_ms.is_some() {
-                    return Err("`until:` is given more than once".into());
-                }
-                // An RFC 3339 date and time: a span such as `2h` would move with each command.
-                if !value.contains(['T', 't']) {
-                    return Err(format!(
-                        "`{term}`: not an RFC 3339 time (2026-11-30T18:00:00Z)"
-                    ));
-                }
-                let ms = crate::audit::parse_time(value, 0).map_err(|_| {
-                    format!("`{term}`: not an RFC 3339 time (2026-11-30T18:00:00Z)")
-                })?;
-                scope.until_ms = Some(ms);
-            }
             _ => {
                 return Err(format!(
-                    "`{term}`: an unknown kind (machine, module, rule or until)"
+                    "`{term}`: an unknown kind (machine, module or rule)"
                 ));
             }
         }
@@ -115,15 +90,7 @@ impl Scope {
 
     /// Whether the scope covers a command, given every refusal it would meet (a command
     /// reaching two machines must have both in scope). `Err` says why not.
-    pub fn covers(&self, refusals: &[&Refusal], now_ms: i64) -> Result<(), String> {
-        if let Some(until) = self.until_ms
-            && now_ms >= until
-        {
-            return Err(format!(
-                "it ended at {}",
-                crate::audit::format_time(until, false)
-            ));
-        }
+    pub fn covers(&self, refusals: &[&Refusal]) -> Result<(), String> {
         for refusal in refusals {
             if !self.rules.is_empty() && !self.rules.iter().any(|r| r == refusal.rule.id()) {
                 return Err(format!("it does not cover rule {}", refusal.rule.id()));
@@ -161,13 +128,10 @@ mod tests {
 
     #[test]
     fn terms_and_errors() {
-        let s =
-            parse(" machine:Atlas. module:controller rule:mesh-unit until:2026-12-01T00:00:00Z ")
-                .unwrap();
+        let s = parse(" machine:Atlas. module:controller rule:mesh-unit ").unwrap();
         assert_eq!(s.machines, ["atlas"]);
         assert_eq!(s.modules, ["controller"]);
         assert_eq!(s.rules, ["mesh-unit"]);
-        assert!(s.until_ms.is_some());
         for bad in [
             "",
             "   ",
@@ -176,9 +140,7 @@ mod tests {
             "host:atlas",
             "rule:self-protection",
             "rule:nothing",
-            "until:2h",
-            "until:tomorrow",
-            "until:2026-12-01T00:00:00Z until:2026-12-02T00:00:00Z",
+            "until:2026-12-01T00:00:00Z",
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }

@@ -1,21 +1,12 @@
-//! The operator's side: the override (read only from the guard's own environment), the
-//! record of every refusal and override, the SessionStart hook and the audit views.
+//! The operator's side: the override grant (read only from the guard's own environment,
+//! honoured only when its signature verifies), the record of every refusal and override.
 
 use crate::app::{fail_closed, refuse};
 use crate::config::Paths;
-use crate::decide::{OVERRIDE_VAR, Refusal, Rule};
+use crate::decide::{Refusal, Rule};
 use crate::hook::{self, Event};
 use crate::instead::Suggestion;
 use crate::record::{Event as Row, Kind};
-
-/// The operator's override reason, from this process's environment: the environment the
-/// agent session was started with. Never from the command or a file (decision 0003).
-pub fn override_reason() -> Option<String> {
-    crate::io::var(OVERRIDE_VAR)
-        .ok()
-        .map(|r| r.trim().to_string())
-        .filter(|r| !r.is_empty())
-}
 
 pub(crate) fn row(kind: Kind, event: &Event, command: &str) -> Row {
     let mut row = Row::now(kind);
@@ -27,15 +18,13 @@ pub(crate) fn row(kind: Kind, event: &Event, command: &str) -> Row {
     row
 }
 
-/// Records `row` and forwards it to the system log in force; the catalog is read for its
-/// `[record] syslog` only when `MESH_GUARD_SYSLOG` does not decide.
+/// Records `row` and forwards it to the system log the catalog's `[record] syslog` names
+/// (else the system's own): never where the hook's environment says (decision 0059).
 pub(crate) fn append(paths: &Paths, row: &Row) -> Result<(), crate::record::RecordError> {
-    let env_decides =
-        crate::io::var_os(crate::record::forward::SYSLOG_VAR).is_some_and(|v| !v.is_empty());
-    let catalog = (!env_decides).then(|| paths.lazy_catalog());
+    let catalog = paths.lazy_catalog();
     let setting = catalog
-        .as_ref()
-        .and_then(|c| c.get().ok())
+        .get()
+        .ok()
         .and_then(|c| c.syslog().map(str::to_string));
     // Only the hooks (PreToolUse and SessionStart) come here. As a process they exit right
     // after their answer, and leave the connection to the exit (decision 0042); run in another
@@ -65,6 +54,46 @@ pub(crate) fn not_recorded(paths: &Paths, e: &crate::record::RecordError) -> Str
     )
 }
 
+/// The override grant in this process's environment, verified against `allowed_signers`
+/// beside the catalog: `None` when `MESH_GUARD_OVERRIDE` is not set (decision 0058).
+pub fn grant_in_force(
+    paths: &Paths,
+) -> Option<Result<crate::grant::Verified, crate::grant::NotHonoured>> {
+    let text = crate::grant::text_in_env()?;
+    Some(verify_grant(paths, &text))
+}
+
+/// `text` verified as a grant on this host, now.
+pub fn verify_grant(
+    paths: &Paths,
+    text: &str,
+) -> Result<crate::grant::Verified, crate::grant::NotHonoured> {
+    verify_grant_on(paths, text, &crate::record::host_name())
+}
+
+/// `text` verified as a grant on `host`, now, against `allowed_signers` beside the catalog.
+pub fn verify_grant_on(
+    paths: &Paths,
+    text: &str,
+    host: &str,
+) -> Result<crate::grant::Verified, crate::grant::NotHonoured> {
+    let signers = crate::grant::read_signers(&crate::grant::allowed_signers_for(&paths.catalog));
+    crate::grant::verify(
+        text,
+        signers.as_ref().map_err(String::as_str),
+        host,
+        crate::record::now_ms(),
+    )
+}
+
+/// A row's grant columns: the scope signed, who signed it and when it expires.
+fn with_grant(mut row: Row, grant: &crate::grant::Verified) -> Row {
+    row.scope = grant.grant.scope.clone();
+    row.signer = grant.signer.clone();
+    row.grant_expires = crate::time::format_time(grant.grant.expires_ms, false);
+    row
+}
+
 /// Answers a refusal in the hook: honoured override (recorded first), or the refusal
 /// (recorded, but refused even when the record cannot be written).
 pub fn answer_refusal(
@@ -90,87 +119,61 @@ pub fn answer_refusal(
     if let crate::decide::Why::Broken(broken) = &refusal.why {
         refused.reason = crate::message::setup::reason(broken);
     }
-    // Every row of a session with an override carries its scope (decision 0015).
-    if override_reason().is_some() {
-        refused.scope = scope_text();
-    }
     let overridable = !matches!(refusal.rule, Rule::Override | Rule::SelfProtection);
-    let planted = match (override_reason(), overridable) {
-        (Some(_), true) => crate::protect::usetime::find(
-            &crate::protect::usetime::OVERRIDE_VARIABLES,
-            event_cwd(event).as_deref(),
-        ),
-        _ => None,
+    // Only a refusal about to be overridden verifies a grant: a pass never does.
+    let grant = if overridable {
+        grant_in_force(paths)
+    } else {
+        None
     };
-    if let Some(planted) = planted {
-        // Recorded as an attempt, never as the operator's override (decision 0008).
-        let mut attempt = refused.clone();
-        attempt.kind = Kind::OverrideAttempt;
-        attempt.reason = planted_reason(&planted);
-        let text = joined(&planted_message(&planted, false), message);
-        let note = append(paths, &attempt).err().map(|_| {
-            "mesh-guard: this refusal could not be recorded in the audit database".to_string()
-        });
-        return refuse(event.agent, &text, note.as_deref());
-    }
-    // A scoped override (decision 0015) covers only what its scope names; a malformed
-    // scope covers nothing.
-    let scope = match (override_reason(), overridable) {
-        (Some(_), true) => crate::scope::from_env(),
-        _ => None,
-    };
-    let uncovered = match &scope {
-        Some(Err(e)) => Some(format!(
-            "its scope ({}) is malformed: {e}",
-            crate::scope::SCOPE_VAR
-        )),
-        Some(Ok(scope)) => {
-            let others = every_target(paths, event, &command);
-            let all: Vec<&Refusal> = std::iter::once(refusal).chain(others.iter()).collect();
-            scope
-                .covers(&all, crate::record::now_ms())
-                .err()
-                .map(|why| {
-                    format!(
-                        "it does not cover this command ({why}); it covers `{}`",
-                        scope.shown()
-                    )
-                })
-        }
-        None => None,
-    };
-    if let Some(why) = uncovered {
-        refused.reason = format!("override not honoured: {why}");
-        refused.scope = scope_text();
+    let not_honoured = |row: &Row, why: &str| {
         let text = joined(
             &format!("The operator's override was not honoured: {why}."),
             message,
         );
-        let note = append(paths, &refused).err().map(|_| {
+        let note = append(paths, row).err().map(|_| {
             "mesh-guard: this refusal could not be recorded in the audit database".to_string()
         });
-        return refuse(event.agent, &text, note.as_deref());
-    }
-    if let (Some(reason), true) = (override_reason(), overridable) {
-        let mut honoured = refused.clone();
-        honoured.kind = Kind::Override;
-        honoured.reason = reason;
-        honoured.scope = scope_text();
-        // The override is honoured only once its row is durably written.
-        match append(paths, &honoured) {
-            Ok(()) => return 0,
-            Err(_) => {
-                let text = format!(
-                    "{message} The operator's override ({OVERRIDE_VAR}) was not honoured because it could not be recorded in the audit database."
-                );
-                return refuse(
-                    event.agent,
-                    &text,
-                    Some(
-                        "mesh-guard: the override could not be recorded; ask the operator to check the audit database",
-                    ),
-                );
+        refuse(event.agent, &text, note.as_deref())
+    };
+    match grant {
+        None => {}
+        // Unsigned, not allowed, expired, for another host, malformed: an attempt.
+        Some(Err(not)) => {
+            let mut attempt = refused.clone();
+            attempt.kind = Kind::OverrideAttempt;
+            attempt.reason = format!("override not honoured: {}", not.why);
+            attempt.signer = not.signer;
+            attempt.grant_expires = not.expires;
+            return not_honoured(&attempt, &not.why);
+        }
+        Some(Ok(grant)) => {
+            // A scoped grant (decision 0015) covers only what its scope names.
+            if let Some(why) = uncovered(paths, event, &command, refusal, &grant.grant.scope) {
+                let mut refused = with_grant(refused, &grant);
+                refused.reason = format!("override not honoured: {why}");
+                return not_honoured(&refused, &why);
             }
+            let mut honoured = with_grant(refused, &grant);
+            honoured.kind = Kind::Override;
+            honoured.reason = grant.grant.reason.clone();
+            // The override is honoured only once its row is durably written.
+            return match append(paths, &honoured) {
+                Ok(()) => 0,
+                Err(_) => {
+                    let text = format!(
+                        "{message} The operator's override ({}) was not honoured because it could not be recorded in the audit database.",
+                        crate::grant::VAR
+                    );
+                    refuse(
+                        event.agent,
+                        &text,
+                        Some(
+                            "mesh-guard: the override could not be recorded; ask the operator to check the audit database",
+                        ),
+                    )
+                }
+            };
         }
     }
     if refusal.rule == Rule::Override {
@@ -206,21 +209,36 @@ pub fn answer_reported(
         reported.shape = refusal.shape.clone();
     }
     reported.reason = message.to_string();
-    // Every row of a session with an override carries its scope (decision 0015).
-    if override_reason().is_some() {
-        reported.scope = scope_text();
-    }
     if let Err(e) = append(paths, &reported) {
         errln!("{}", not_recorded(paths, &e));
     }
     crate::error::exit::OK
 }
 
-/// The override's scope as the record keeps it: as the operator wrote it, even malformed.
-pub(crate) fn scope_text() -> String {
-    crate::io::var_os(crate::scope::SCOPE_VAR)
-        .map(|v| v.to_string_lossy().chars().take(1000).collect())
-        .unwrap_or_default()
+/// Why a grant's scope does not cover the command, every mesh object it reaches counted;
+/// `None` when it does (or the grant has no scope: the whole session).
+fn uncovered(
+    paths: &Paths,
+    event: &Event,
+    command: &str,
+    refusal: &Refusal,
+    scope: &str,
+) -> Option<String> {
+    if scope.is_empty() {
+        return None;
+    }
+    let scope = match crate::scope::parse(scope) {
+        Ok(scope) => scope,
+        Err(e) => return Some(format!("its scope is malformed: {e}")),
+    };
+    let others = every_target(paths, event, command);
+    let all: Vec<&Refusal> = std::iter::once(refusal).chain(others.iter()).collect();
+    scope.covers(&all).err().map(|why| {
+        format!(
+            "it does not cover this command ({why}); it covers `{}`",
+            scope.shown()
+        )
+    })
 }
 
 /// Every mesh object the event's command reaches (only asked under a scoped override).
@@ -256,86 +274,6 @@ pub(crate) fn joined(note: &str, message: &str) -> String {
 
 pub(crate) fn event_cwd(event: &Event) -> Option<std::path::PathBuf> {
     Some(std::path::PathBuf::from(&event.cwd)).filter(|p| p.is_absolute())
-}
-
-/// What the record says of a planted variable: where it came from, and its value (the
-/// agent's own words, never shown as the operator's reason).
-pub(crate) fn planted_reason(planted: &crate::protect::usetime::Planted) -> String {
-    let value = crate::io::var(planted.variable).unwrap_or_default();
-    format!(
-        "not honoured: {} is also set by {}, a file the agent can write; value: {}",
-        planted.variable,
-        planted.shown_file(),
-        value.chars().take(200).collect::<String>()
-    )
-}
-
-/// The refusal's words to the operator. `every` says that every command is refused.
-pub(crate) fn planted_message(planted: &crate::protect::usetime::Planted, every: bool) -> String {
-    let scope = if every {
-        "mesh-guard refuses every command until then"
-    } else {
-        "the override is not honoured"
-    };
-    format!(
-        "Tell the operator: {} is set by {}, a file the agent can write, so it is not the operator's and {scope}. Operator: remove it from that file, and set it only in the environment you start the session from. Do not change that file or work round this.",
-        planted.variable,
-        planted.shown_file()
-    )
-}
-
-/// A guard variable that chooses the guard's binary or files, planted by a file the agent
-/// can write: every command is refused and the attempt recorded, in the record the
-/// variable did not choose.
-pub fn answer_planted(
-    paths: &Paths,
-    event: &Event,
-    planted: &crate::protect::usetime::Planted,
-) -> i32 {
-    let command = match &event.action {
-        hook::Action::Shell { command } => command.clone(),
-        hook::Action::WriteFile { path, .. } => format!("write {path}"),
-        hook::Action::Other => String::new(),
-    };
-    let mut attempt = row(Kind::OverrideAttempt, event, &command);
-    attempt.rule = Rule::Override.id().to_string();
-    attempt.target = planted.file.display().to_string();
-    attempt.reason = planted_reason(planted);
-    let trusted = trusted_paths(paths, planted, event_cwd(event).as_deref());
-    let note = append(&trusted, &attempt).err().map(|_| {
-        "mesh-guard: this refusal could not be recorded in the audit database".to_string()
-    });
-    let message = format!(
-        "{} Other tools that do not run commands or write files still work.",
-        planted_message(planted, true)
-    );
-    refuse(event.agent, &message, note.as_deref())
-}
-
-/// Used where a hook cannot even begin (the launcher's own failures are in plugin/bin).
-/// The paths with a planted `MESH_GUARD_DB` or `MESH_GUARD_CATALOG` replaced by the default:
-/// the record the agent chose is not where an operator looks, and the catalog it chose must
-/// not say where the row is forwarded (its `[record] syslog`), nor be read at all.
-pub(crate) fn trusted_paths(
-    paths: &Paths,
-    planted: &crate::protect::usetime::Planted,
-    cwd: Option<&std::path::Path>,
-) -> Paths {
-    // Another variable may have been found first: each is looked for on its own.
-    let planted_here = |variable: &'static str, path: &std::path::Path| {
-        let found = planted.variable == variable
-            || crate::protect::usetime::find(&[variable], cwd).is_some();
-        found && crate::io::var_os(variable).is_some_and(|v| std::path::Path::new(&v) == path)
-    };
-    let defaults = Paths::resolve(None, None, None);
-    let mut trusted = paths.clone();
-    if planted_here("MESH_GUARD_DB", &paths.db) {
-        trusted.db = defaults.db;
-    }
-    if planted_here("MESH_GUARD_CATALOG", &paths.catalog) {
-        trusted.catalog = defaults.catalog;
-    }
-    trusted
 }
 
 pub fn internal_error_message() -> String {

@@ -24,6 +24,16 @@ pub fn parse_time(s: &str, now_ms: i64) -> Result<i64, String> {
     rfc3339_ms(s).ok_or_else(bad)
 }
 
+/// A span (`30s`, `15m`, `2h`, `7d`) in milliseconds; `None` when `s` is not one or overflows.
+pub fn span_ms(s: &str) -> Option<i64> {
+    relative_ms(s.trim()).flatten()
+}
+
+/// An RFC 3339 date and time (a `T` and an offset required) in UTC milliseconds.
+pub fn rfc3339_time_ms(s: &str) -> Option<i64> {
+    s.contains(['T', 't']).then(|| rfc3339_ms(s)).flatten()
+}
+
 /// `Some(None)` when `s` has the shape of a span but overflows.
 fn relative_ms(s: &str) -> Option<Option<i64>> {
     let unit = match s.chars().last()? {

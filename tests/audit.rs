@@ -27,6 +27,8 @@ fn row(id: i64, kind: Kind, command: &str) -> Row {
             shape: "ssh <machine>".into(),
             reason: String::new(),
             scope: String::new(),
+            signer: String::new(),
+            grant_expires: String::new(),
         },
     }
 }

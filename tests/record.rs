@@ -25,6 +25,8 @@ fn event(kind: Kind, session: &str, command: &str, time_ms: i64) -> Event {
         shape: String::new(),
         reason: String::new(),
         scope: String::new(),
+        signer: String::new(),
+        grant_expires: String::new(),
     }
 }
 

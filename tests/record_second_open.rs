@@ -27,6 +27,8 @@ fn event(command: &str) -> Event {
         shape: String::new(),
         reason: String::new(),
         scope: String::new(),
+        signer: String::new(),
+        grant_expires: String::new(),
     }
 }
 

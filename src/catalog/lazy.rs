@@ -17,9 +17,6 @@ pub struct LazyCatalog {
     cell: std::cell::OnceCell<Result<Catalog, Vec<CatalogError>>>,
     /// The catalog parsed afresh after the cache failed under a decision.
     fallback: std::cell::OnceCell<Result<Catalog, Vec<CatalogError>>>,
-    /// Asked before the catalog or its cache is first touched: `false` leaves both unread
-    /// and the catalog an error (the hook's use-time check, decision 0031).
-    gate: Option<Box<dyn Fn() -> bool>>,
 }
 
 /// Where a catalog is read from besides its TOML.
@@ -46,7 +43,6 @@ impl LazyCatalog {
             choose: None,
             cell: std::cell::OnceCell::new(),
             fallback: std::cell::OnceCell::new(),
-            gate: None,
         }
     }
 
@@ -61,26 +57,6 @@ impl LazyCatalog {
             choose: Some(Box::new(choose)),
             cell: std::cell::OnceCell::new(),
             fallback: std::cell::OnceCell::new(),
-            gate: None,
-        }
-    }
-
-    /// The same catalog, read only if `gate` allows it when it is first needed.
-    pub fn gated(mut self, gate: impl Fn() -> bool + 'static) -> Self {
-        self.gate = Some(Box::new(gate));
-        self
-    }
-
-    /// The gate's refusal, before anything of the catalog is read.
-    fn shut(&self) -> Result<(), Vec<CatalogError>> {
-        match &self.gate {
-            Some(gate) if !gate() => Err(vec![CatalogError {
-                file: self.path.clone(),
-                line: None,
-                message: "not read: a file the agent can write sets the variable that names it"
-                    .into(),
-            }]),
-            _ => Ok(()),
         }
     }
 
@@ -135,7 +111,6 @@ impl LazyCatalog {
     }
 
     fn open(&self) -> Result<Catalog, Vec<CatalogError>> {
-        self.shut()?;
         let source = self.source();
         if let Some(cache) = &source.cache
             && let Ok(view) = cache::open(cache, &self.path, source.seen.as_ref())
@@ -148,7 +123,6 @@ impl LazyCatalog {
     /// Parses the catalog and, with a cache file, rewrites it (best effort: a cache that
     /// cannot be written only costs the next call a parse).
     fn load(&self) -> Result<Catalog, Vec<CatalogError>> {
-        self.shut()?;
         // Stamped before reading, so that a change made meanwhile is seen as one.
         let source = self.source();
         let stamps = source

@@ -6,24 +6,21 @@ use crate::decide::{Decision, Guard, PassReason, Refusal, Rule};
 use crate::error::exit;
 use crate::message;
 
-/// The override `check` previews: given on the command line, or the one in force.
+/// The override `check` previews: a grant given on the command line or the one in force
+/// (verified as the hook would), or a scope given on its own.
 pub struct Preview {
-    reason: Option<String>,
-    scope: Option<Result<crate::scope::Scope, String>>,
+    grant: Option<Result<crate::grant::Verified, crate::grant::NotHonoured>>,
+    scope: Option<String>,
 }
 
 impl Preview {
-    pub fn new(reason: Option<String>, scope: Option<String>) -> Preview {
-        Preview {
-            reason: reason
-                .map(|r| r.trim().to_string())
-                .filter(|r| !r.is_empty())
-                .or_else(crate::session::override_reason),
-            scope: match scope {
-                Some(text) => Some(crate::scope::parse(&text)),
-                None => crate::scope::from_env(),
-            },
-        }
+    pub fn new(paths: &Paths, grant: Option<String>, scope: Option<String>) -> Preview {
+        let grant = grant
+            .map(|g| g.trim().to_string())
+            .filter(|g| !g.is_empty())
+            .or_else(crate::grant::text_in_env)
+            .map(|text| crate::session::verify_grant(paths, &text));
+        Preview { grant, scope }
     }
 
     /// How the override would treat a refused command: `Ok` passes it, `Err` says why not.
@@ -34,20 +31,29 @@ impl Preview {
         source: &str,
         refusal: &Refusal,
     ) -> Option<Result<String, String>> {
-        self.reason.as_ref()?;
+        let scope = match (&self.scope, &self.grant) {
+            (Some(scope), _) => scope.clone(),
+            (None, Some(Ok(grant))) => grant.grant.scope.clone(),
+            (None, Some(Err(not))) => {
+                return Some(Err(format!("the grant is not honoured: {}", not.why)));
+            }
+            (None, None) => return None,
+        };
         if matches!(refusal.rule, Rule::Override | Rule::SelfProtection) {
             return Some(Err("no override covers the guard's own protection".into()));
         }
-        Some(match &self.scope {
-            None => Ok("the override covers the whole session".into()),
-            Some(Err(e)) => Err(format!(
+        if scope.trim().is_empty() {
+            return Some(Ok("the grant covers the whole session".into()));
+        }
+        Some(match crate::scope::parse(&scope) {
+            Err(e) => Err(format!(
                 "the scope is malformed ({e}), so nothing is covered"
             )),
-            Some(Ok(scope)) => {
+            Ok(scope) => {
                 let others = guard.every_target(source);
                 let all: Vec<&Refusal> = std::iter::once(refusal).chain(others.iter()).collect();
                 scope
-                    .covers(&all, crate::record::now_ms())
+                    .covers(&all)
                     .map(|()| format!("the scope `{}` covers it", scope.text))
                     .map_err(|why| format!("the scope `{}` does not cover it: {why}", scope.text))
             }

@@ -25,22 +25,6 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
         Ok(event) => event,
         Err(why) => return refuse(fallback_agent, &fail_closed(&why), None),
     };
-    // Decision 0008: a guard variable that a file the agent can write also sets is not
-    // the operator's, and nothing is decided under it. Only read when one is present. A
-    // shell command's catalog and record variables are checked when they are about to be
-    // used (decision 0031): most commands need neither.
-    let deferred = std::rc::Rc::new(Deferred {
-        cwd: Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute()),
-        found: std::cell::OnceCell::new(),
-    });
-    let up_front: &[&'static str] = match event.action {
-        Action::Shell { .. } => &crate::protect::usetime::UP_FRONT_VARIABLES,
-        Action::WriteFile { .. } => &crate::protect::usetime::PATH_VARIABLES,
-        Action::Other => &[],
-    };
-    if let Some(planted) = crate::protect::usetime::find(up_front, deferred.cwd.as_deref()) {
-        return crate::session::answer_planted(paths, &event, &planted);
-    }
     let rules = match load_rules(paths) {
         Ok(rules) => rules,
         Err(error) => {
@@ -54,15 +38,11 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
                 &shown,
                 Why::Broken(crate::decide::Broken::Rules(error.first_problem())),
             );
-            if let Some(planted) = deferred.planted() {
-                return crate::session::answer_planted(paths, &event, planted);
-            }
             let message = message::render(&refusal, &[]);
             return crate::session::answer_refusal(paths, &event, &refusal, &[], &message);
         }
     };
-    let gate = std::rc::Rc::clone(&deferred);
-    let catalog = paths.lazy_catalog().gated(move || gate.planted().is_none());
+    let catalog = paths.lazy_catalog();
     let cwd = Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute());
     let command = match &event.action {
         Action::Shell { command } => command.clone(),
@@ -78,14 +58,6 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
         Action::Other => return exit::OK,
     };
     let outcome = decide(paths, &rules, &catalog, &command, cwd);
-    // The catalog was about to be read (the gate looked), the guard's files decided, or a
-    // row is about to be written: the variables that name them are checked now.
-    let used = deferred.found.get().is_some()
-        || outcome.consulted_guard_files
-        || outcome.decision.refusal().is_some();
-    if let Some(planted) = used.then(|| deferred.planted()).flatten() {
-        return crate::session::answer_planted(paths, &event, planted);
-    }
     match &outcome.decision {
         Decision::Pass(PassReason::Reported(refusal)) => crate::session::answer_reported(
             paths,
@@ -102,26 +74,6 @@ pub fn run(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> i32 {
             &outcome.instead,
             &message_for(&outcome, hints),
         ),
-    }
-}
-
-/// The use-time check of the catalog's and the record's variables, made once, when first
-/// asked (decision 0031).
-struct Deferred {
-    cwd: Option<PathBuf>,
-    found: std::cell::OnceCell<Option<crate::protect::usetime::Planted>>,
-}
-
-impl Deferred {
-    fn planted(&self) -> Option<&crate::protect::usetime::Planted> {
-        self.found
-            .get_or_init(|| {
-                crate::protect::usetime::find(
-                    &crate::protect::usetime::DEFERRED_VARIABLES,
-                    self.cwd.as_deref(),
-                )
-            })
-            .as_ref()
     }
 }
 
@@ -159,20 +111,12 @@ pub(crate) fn write_refusal(
             Why::ChangesGuardFiles,
         ));
     }
-    // The guard's variables written where a session starts from (a README may say them),
-    // judged by the file the write would leave as well as by its own text (decision 0008).
+    // The guard's variables written where a session starts from (a README may say them).
+    // Only a try: what a session starts with cannot override unsigned (decision 0059).
     let resolved = protected.resolve(path, None);
     let startup = crate::protect::is_startup_file(path)
         || crate::protect::is_startup_file(&resolved.to_string_lossy());
-    let sets = || {
-        crate::protect::assigns_guard_variable(content)
-            || crate::protect::written::after(&resolved, content).is_some_and(|text| {
-                crate::protect::GUARD_VARIABLES
-                    .iter()
-                    .any(|v| crate::protect::usetime::mentions(&text, v))
-            })
-    };
-    (startup && sets()).then(|| {
+    (startup && crate::protect::assigns_guard_variable(content)).then(|| {
         Refusal::plain(
             Rule::Override,
             &format!("write {path}"),

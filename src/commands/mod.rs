@@ -8,6 +8,7 @@ pub mod doctor;
 pub mod hook;
 pub mod instead_of;
 pub mod mcp;
+pub mod override_grant;
 pub mod replay;
 pub mod search;
 pub mod session_start;
@@ -27,7 +28,7 @@ pub fn run(args: Args) -> i32 {
             scope,
             command,
         } => {
-            let preview = check::Preview::new(override_reason, scope);
+            let preview = check::Preview::new(&paths, override_reason, scope);
             check::run(
                 &paths,
                 &command.join(" "),
@@ -44,6 +45,9 @@ pub fn run(args: Args) -> i32 {
         } => catalog::compile(&paths),
         Command::Install(install) => crate::install::install(&paths, &install.request()),
         Command::Uninstall(install) => crate::install::uninstall(&install.request()),
+        Command::Override {
+            action: crate::cli::OverrideAction::Grant(grant),
+        } => override_grant::run(&paths, &grant),
         Command::Doctor { json, user } => doctor::run(&paths, json, user.as_deref()),
         Command::InsteadOf { format, mcp } => instead_of::run(&paths, format, mcp),
         Command::Replay {

@@ -1,4 +1,4 @@
-//! `mesh-guard session-start`: records a session started with an override.
+//! `mesh-guard session-start`: records a session started with an override grant.
 
 use crate::cli::TableFormat;
 use crate::commands::instead_of::instead_of_table;
@@ -7,11 +7,9 @@ use crate::decide::Rule;
 use crate::error::exit;
 use crate::hook::AgentChoice;
 use crate::record::{Event as Row, Kind};
-use crate::session::{
-    append, override_reason, planted_message, planted_reason, scope_text, trusted_paths,
-};
+use crate::session::append;
 
-/// The SessionStart hook: records a session started with an override, and gives the agent
+/// The SessionStart hook: records a session started with a grant, and gives the agent
 /// the mesh's "instead of" table so it knows the tools before it reaches for ssh.
 pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
     let mut input = Vec::new();
@@ -24,57 +22,43 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
             .to_string()
     };
     let agent = choice.fallback().name();
-    let mut code = exit::OK;
-    // A session whose override (or guard variable) a file the agent can write also sets
-    // is recorded as an attempt, not as the operator's start (decision 0008).
-    let cwd = Some(std::path::PathBuf::from(field("cwd"))).filter(|p| p.is_absolute());
-    let planted = if override_reason().is_some()
-        || !crate::protect::usetime::present(&crate::protect::usetime::PATH_VARIABLES).is_empty()
-    {
-        let names: Vec<&'static str> = crate::protect::usetime::OVERRIDE_VARIABLES
-            .iter()
-            .chain(crate::protect::usetime::PATH_VARIABLES.iter())
-            .copied()
-            .collect();
-        crate::protect::usetime::find(&names, cwd.as_deref())
-    } else {
-        None
+    let start = |kind: Kind| {
+        let mut row = Row::now(kind);
+        row.agent = agent.to_string();
+        row.session_id = field("session_id");
+        row.cwd = field("cwd");
+        row
     };
-    if let Some(planted) = &planted {
-        let mut row = Row::now(Kind::OverrideAttempt);
-        row.agent = agent.to_string();
-        row.session_id = field("session_id");
-        row.cwd = field("cwd");
-        row.rule = Rule::Override.id().to_string();
-        row.target = planted.file.display().to_string();
-        row.reason = planted_reason(planted);
-        if append(&trusted_paths(paths, planted, cwd.as_deref()), &row).is_err() {
-            errln!("mesh-guard: this session's planted guard variable could not be recorded");
+    // A session started with a grant: recorded as the operator's start when it verifies,
+    // as an attempt when it does not (decision 0058).
+    match crate::session::grant_in_force(paths) {
+        None => {}
+        Some(Ok(grant)) => {
+            let mut row = start(Kind::SessionStart);
+            row.reason = grant.grant.reason.clone();
+            row.scope = grant.grant.scope.clone();
+            row.signer = grant.signer.clone();
+            row.grant_expires = crate::time::format_time(grant.grant.expires_ms, false);
+            if let Err(e) = append(paths, &row) {
+                errln!(
+                    "mesh-guard: the session's override could not be recorded ({e}); it will not be honoured"
+                );
+            }
         }
-        errln!(
-            "mesh-guard: {}",
-            planted_message(
-                planted,
-                crate::protect::usetime::PATH_VARIABLES.contains(&planted.variable)
-            )
-        );
-    } else if let Some(reason) = override_reason() {
-        let mut row = Row::now(Kind::SessionStart);
-        row.agent = agent.to_string();
-        row.session_id = field("session_id");
-        row.cwd = field("cwd");
-        row.reason = reason;
-        row.scope = scope_text();
-        if let Some(Err(e)) = crate::scope::from_env() {
+        Some(Err(not)) => {
+            let mut row = start(Kind::OverrideAttempt);
+            row.rule = Rule::Override.id().to_string();
+            row.reason = format!("override not honoured: {}", not.why);
+            row.signer = not.signer;
+            row.grant_expires = not.expires;
+            if append(paths, &row).is_err() {
+                errln!("mesh-guard: this session's override attempt could not be recorded");
+            }
             errln!(
-                "mesh-guard: the override's scope is malformed ({e}); no command will pass under it"
+                "mesh-guard: the operator's override ({}) is not honoured: {}",
+                crate::grant::VAR,
+                not.why
             );
-        }
-        if let Err(e) = append(paths, &row) {
-            errln!(
-                "mesh-guard: the session's override could not be recorded ({e}); it will not be honoured"
-            );
-            code = exit::OK;
         }
     }
     let loaded = crate::catalog::load(&paths.catalog);
@@ -107,5 +91,5 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
         "{}",
         crate::hook::session_start(choice.fallback(), &context)
     );
-    code
+    exit::OK
 }

@@ -61,7 +61,7 @@ pub fn render_for(refusal: &Refusal, instead: &[Suggestion], hints: Hints) -> St
             }
         }
         Rule::Override => format!(
-            "Ask the operator: only they can override mesh-guard, by starting the session with {OVERRIDE_VAR} set. mesh-guard refused `{command}`: {}. {NOTHING_ELSE}",
+            "Ask the operator: only they can override mesh-guard, by starting the session with a grant they sign in {OVERRIDE_VAR}. mesh-guard refused `{command}`: {}. {NOTHING_ELSE}",
             why::clause(&refusal.why)
         ),
         Rule::SelfProtection => format!(

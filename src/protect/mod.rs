@@ -2,11 +2,8 @@
 //! rules, record, cache, binary, plugin and the agent's hook settings are the operator's;
 //! so are the guard's variables in the files a future session starts from.
 
-mod candidates;
 mod paths;
-pub mod usetime;
 mod variables;
-pub mod written;
 
 pub(crate) use paths::*;
 pub use variables::*;
@@ -81,12 +78,6 @@ impl Protected {
     /// Whether no file is the guard's (`search`, tests): nothing to protect.
     pub fn guards_nothing(&self) -> bool {
         self.paths.is_empty() && self.listing.is_none()
-    }
-
-    /// Whether any decision has looked at the guard's files yet (all go through
-    /// `all_paths`): what a command writes was compared with them.
-    pub fn consulted(&self) -> bool {
-        self.real.get().is_some()
     }
 
     fn all_paths(&self) -> &[PathBuf] {

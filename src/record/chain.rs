@@ -16,7 +16,7 @@ pub(crate) use walk::{Around, Walk};
 pub(crate) const GENESIS: [u8; 32] = [0; 32];
 
 /// The row encoding written by this version. Format 1 rows (schema 1) have no `shape`.
-pub(crate) const FORMAT_CURRENT: i64 = 3;
+pub(crate) const FORMAT_CURRENT: i64 = 4;
 
 /// Separates this hash from any other SHA-256 over similar bytes, and names the encoding.
 const DOMAIN: &[u8] = b"mesh-guard/record/row";
@@ -39,6 +39,8 @@ pub(crate) struct Fields<'a> {
     pub shape: &'a str,
     pub reason: &'a str,
     pub scope: &'a str,
+    pub signer: &'a str,
+    pub grant_expires: &'a str,
 }
 
 /// The hash of a row in `format`, or `None` when no row of that format could hold these fields
@@ -48,7 +50,9 @@ pub(crate) fn row_hash(format: i64, prev: &[u8], f: &Fields<'_>) -> Option<[u8; 
         1 if !f.shape.is_empty() => return None,
         // Rows from before the scope column cannot have one.
         1 | 2 if !f.scope.is_empty() => return None,
-        1..=3 => {}
+        // Rows from before the grant's columns cannot have them.
+        1..=3 if !f.signer.is_empty() || !f.grant_expires.is_empty() => return None,
+        1..=4 => {}
         _ => return None,
     }
     let mut h = Sha256::new();
@@ -83,6 +87,10 @@ pub(crate) fn row_hash(format: i64, prev: &[u8], f: &Fields<'_>) -> Option<[u8; 
     bytes(&mut h, f.reason.as_bytes());
     if format >= 3 {
         bytes(&mut h, f.scope.as_bytes());
+    }
+    if format >= 4 {
+        bytes(&mut h, f.signer.as_bytes());
+        bytes(&mut h, f.grant_expires.as_bytes());
     }
     Some(h.finalize())
 }
@@ -187,6 +195,8 @@ mod tests {
             shape: "",
             reason: "",
             scope: "",
+            signer: "",
+            grant_expires: "",
         }
     }
 
@@ -236,7 +246,7 @@ mod tests {
         assert!(row_hash(1, &GENESIS, &f).is_some());
         f.shape = "docker inspect <container>";
         assert!(row_hash(1, &GENESIS, &f).is_none());
-        assert!(row_hash(4, &GENESIS, &fields(1, "x")).is_none());
+        assert!(row_hash(5, &GENESIS, &fields(1, "x")).is_none());
     }
 
     #[test]
@@ -248,6 +258,23 @@ mod tests {
         g.scope = "machine:orion";
         assert_ne!(row_hash(3, &GENESIS, &f), row_hash(3, &GENESIS, &g));
         assert!(row_hash(3, &GENESIS, &f).is_some());
+    }
+
+    #[test]
+    fn only_format_four_holds_a_grants_signer_and_expiry_and_hashes_them() {
+        let mut f = fields(1, "x");
+        f.signer = "SHA256:abc";
+        f.grant_expires = "2026-12-06T02:00:00Z";
+        assert!(row_hash(3, &GENESIS, &f).is_none());
+        let mut g = fields(1, "x");
+        g.signer = "SHA256:abd";
+        g.grant_expires = f.grant_expires;
+        let mut later = fields(1, "x");
+        later.signer = f.signer;
+        later.grant_expires = "2026-12-07T02:00:00Z";
+        assert_ne!(row_hash(4, &GENESIS, &f), row_hash(4, &GENESIS, &g));
+        assert_ne!(row_hash(4, &GENESIS, &f), row_hash(4, &GENESIS, &later));
+        assert!(row_hash(4, &GENESIS, &f).is_some());
     }
 
     #[test]

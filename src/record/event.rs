@@ -88,9 +88,13 @@ pub struct Event {
     pub shape: String,
     /// The operator's override reason, for override kinds.
     pub reason: String,
-    /// The override's scope (`MESH_GUARD_OVERRIDE_SCOPE`) as the operator wrote it; empty when
-    /// the override covers the whole session or there is none.
+    /// The override grant's scope terms as the operator signed them; empty when the grant
+    /// covers the whole session or there is none.
     pub scope: String,
+    /// The fingerprint of the key that signed the grant (`SHA256:…`), once it verified.
+    pub signer: String,
+    /// The grant's expiry (RFC 3339), once its message could be read.
+    pub grant_expires: String,
 }
 
 impl Event {
@@ -116,6 +120,8 @@ impl Event {
             shape: String::new(),
             reason: String::new(),
             scope: String::new(),
+            signer: String::new(),
+            grant_expires: String::new(),
         }
     }
 }

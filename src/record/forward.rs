@@ -17,7 +17,8 @@ use std::time::Duration;
 use super::Row;
 
 /// The variable that chooses where rows are forwarded: `none`, `journald`, `unix:PATH`,
-/// `udp://host:port` or `tcp://host:port`. It wins over the catalog's `[record] syslog`.
+/// `udp://host:port` or `tcp://host:port`. For the operator's own commands (`audit prune`'s
+/// checkpoint) it wins over the catalog's `[record] syslog`; a hook never reads it.
 pub const SYSLOG_VAR: &str = "MESH_GUARD_SYSLOG";
 
 /// How long a TCP connect or write may take: forwarding never holds a decision for long.
@@ -74,7 +75,8 @@ impl Target {
         None
     }
 
-    /// The target in force: `MESH_GUARD_SYSLOG`, else the catalog's setting, else the system's
+    /// The target in force: `env` (an operator's command's `MESH_GUARD_SYSLOG`), else the
+    /// catalog's setting, else the system's
     /// log where one exists (as sudo does). A value that cannot be parsed is reported as
     /// unreachable rather than silently dropped.
     pub fn resolve(env: Option<&str>, catalog: Option<&str>) -> Result<Target, String> {
@@ -211,11 +213,10 @@ pub struct ForwardingStatus {
     pub reachable: Result<(), String>,
 }
 
-/// Resolves the target the hook would use (`MESH_GUARD_SYSLOG`, then the catalog's
-/// `[record] syslog`, then the system's log) and tries to connect to it, sending nothing.
+/// Resolves the target the hook would use (the catalog's `[record] syslog`, else the
+/// system's log: never the hook's environment) and tries to connect to it, sending nothing.
 pub fn forwarding_status(catalog_setting: Option<&str>) -> ForwardingStatus {
-    let env = crate::io::var(SYSLOG_VAR).ok();
-    match Target::resolve(env.as_deref(), catalog_setting) {
+    match Target::resolve(None, catalog_setting) {
         Ok(target) => ForwardingStatus {
             target: target.to_string(),
             reachable: connect(&target).map(drop),

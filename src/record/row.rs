@@ -40,7 +40,15 @@ pub(crate) struct RawRow {
     time_ms: i64,
     strings: [String; 13],
     hash: Vec<u8>,
-    scope: String,
+    granted: Granted<String>,
+}
+
+/// The override's columns outside `text_columns!()`: the scope (schema 4), the grant's
+/// signer and expiry (schema 6).
+pub(crate) struct Granted<T> {
+    pub scope: T,
+    pub signer: T,
+    pub grant_expires: T,
 }
 
 /// The row's text columns, in the order every query of them lists them (`ROW_COLUMNS`, the
@@ -53,7 +61,11 @@ macro_rules! text_columns {
 pub(crate) use text_columns;
 
 /// The columns `raw_row` decodes, in its order: one list for every query of whole rows.
-pub(crate) const ROW_COLUMNS: &str = concat!("id, time_ms, ", text_columns!(), ", hash, scope");
+pub(crate) const ROW_COLUMNS: &str = concat!(
+    "id, time_ms, ",
+    text_columns!(),
+    ", hash, scope, signer, grant_expires"
+);
 
 /// The text columns of one row, named.
 pub(crate) struct Texts<T> {
@@ -115,7 +127,7 @@ impl Texts<String> {
         id: i64,
         time_ms: i64,
         tools: &'a [String],
-        scope: &'a str,
+        granted: &'a Granted<String>,
     ) -> chain::Fields<'a> {
         chain::Fields {
             id,
@@ -133,7 +145,9 @@ impl Texts<String> {
             tools,
             shape: &self.shape,
             reason: &self.reason,
-            scope,
+            scope: &granted.scope,
+            signer: &granted.signer,
+            grant_expires: &granted.grant_expires,
         }
     }
 }
@@ -148,7 +162,11 @@ pub(crate) fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
         time_ms: r.get(1)?,
         strings,
         hash: blob(r.get_ref(15)?),
-        scope: r.get(16)?,
+        granted: Granted {
+            scope: r.get(16)?,
+            signer: r.get(17)?,
+            grant_expires: r.get(18)?,
+        },
     })
 }
 
@@ -194,7 +212,9 @@ impl RawRow {
                 tools,
                 shape,
                 reason,
-                scope: self.scope,
+                scope: self.granted.scope,
+                signer: self.granted.signer,
+                grant_expires: self.granted.grant_expires,
             },
         })
     }

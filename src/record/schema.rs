@@ -60,7 +60,14 @@ DROP INDEX IF EXISTS events_kind_time;
 DROP INDEX IF EXISTS events_session;
 ";
 
-pub(crate) const STEPS: &[&str] = &[SCHEMA_1, SCHEMA_2, SCHEMA_3, SCHEMA_4, SCHEMA_5];
+/// Schema 6: who signed the operator's override grant and when it expires (decision 0058),
+/// hashed by row format 4.
+const SCHEMA_6: &str = "
+ALTER TABLE events ADD COLUMN signer TEXT NOT NULL DEFAULT '';
+ALTER TABLE events ADD COLUMN grant_expires TEXT NOT NULL DEFAULT '';
+";
+
+pub(crate) const STEPS: &[&str] = &[SCHEMA_1, SCHEMA_2, SCHEMA_3, SCHEMA_4, SCHEMA_5, SCHEMA_6];
 
 /// The schema this version writes.
 pub(crate) const LATEST: i64 = STEPS.len() as i64;

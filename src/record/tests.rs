@@ -44,6 +44,8 @@ pub(super) fn sample(kind: Kind, command: &str) -> Event {
         shape: String::new(),
         reason: String::new(),
         scope: String::new(),
+        signer: String::new(),
+        grant_expires: String::new(),
     }
 }
 
@@ -230,6 +232,38 @@ fn one_append_links_a_gap_row_and_its_event_and_anchors_the_chain() {
     assert_eq!(kinds, ["refusal", "gap", "refusal"]);
 }
 
+/// A row as schema 4's writer wrote it: row format 3, without the grant's columns.
+fn insert_format_3(tx: &rusqlite::Transaction<'_>, id: i64, e: &Event, prev: &[u8]) -> [u8; 32] {
+    let hash = chain::row_hash(3, prev, &fields(id, e)).unwrap();
+    tx.execute(
+        "INSERT INTO events (id, time_ms, kind, agent, session_id, tool_use_id, cwd, user, host,
+            command, rule, target, tools, shape, reason, format, prev_hash, hash, scope)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 3, ?16, ?17, ?18)",
+        params![
+            id,
+            e.time_ms,
+            e.kind.as_str(),
+            e.agent,
+            e.session_id,
+            e.tool_use_id,
+            e.cwd,
+            e.user,
+            e.host,
+            e.command,
+            e.rule,
+            e.target,
+            serde_json::to_string(&e.tools).unwrap(),
+            e.shape,
+            e.reason,
+            prev,
+            hash.as_slice(),
+            e.scope,
+        ],
+    )
+    .unwrap();
+    hash
+}
+
 fn index_names(path: &Path) -> Vec<String> {
     let conn = Connection::open(path).unwrap();
     let mut st = conn
@@ -246,7 +280,7 @@ fn index_names(path: &Path) -> Vec<String> {
 /// the chain and the anchor intact, answers the audit filters without the indexes, and takes
 /// new rows.
 #[test]
-fn a_schema_4_database_migrates_to_5_with_its_rows_and_chain_intact() {
+fn a_schema_4_database_migrates_to_the_latest_with_its_rows_and_chain_intact() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.db");
     write_schema_1(&path, &[sample(Kind::Refusal, "ssh atlas uptime")]);
@@ -261,7 +295,7 @@ fn a_schema_4_database_migrates_to_5_with_its_rows_and_chain_intact() {
     let tx = conn.transaction().unwrap();
     let ends = chain_ends(&tx).unwrap();
     let id = ends.next;
-    let hash = insert(&tx, &path, id, &other, &ends.head.unwrap(), "").unwrap();
+    let hash = insert_format_3(&tx, id, &other, &ends.head.unwrap());
     tx.commit().unwrap();
     drop(conn);
     let anchored = anchor::Anchor {
@@ -277,7 +311,7 @@ fn a_schema_4_database_migrates_to_5_with_its_rows_and_chain_intact() {
     );
 
     let mut store = Store::open(&path).unwrap();
-    assert_eq!(user_version(&path), 5);
+    assert_eq!(user_version(&path), schema::LATEST);
     assert!(index_names(&path).is_empty(), "{:?}", index_names(&path));
     assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 2 });
     assert_eq!(store.check_anchor().unwrap(), AnchorCheck::Holds(anchored));

@@ -20,7 +20,7 @@ impl Store {
             .prepare(concat!(
                 "SELECT id, time_ms, ",
                 super::row::text_columns!(),
-                ", format, prev_hash, hash, scope FROM events ORDER BY id"
+                ", format, prev_hash, hash, scope, signer, grant_expires FROM events ORDER BY id"
             ))
             .map_err(|e| self.err(&e))?;
         let mut rows = st.query([]).map_err(|e| self.err(&e))?;

@@ -3,7 +3,7 @@
 use super::error::RecordError;
 use super::event::*;
 use super::forward::Target;
-use super::row::Texts;
+use super::row::{Granted, Texts};
 use super::{Store, chain, forward, gap};
 use rusqlite::params;
 use rusqlite::types::ValueRef;
@@ -47,9 +47,10 @@ fn record_then(
     catalog_syslog: Option<&str>,
     done: fn(Store),
 ) -> Result<Appended, RecordError> {
-    let env = crate::io::var(forward::SYSLOG_VAR).ok();
+    // Only the hooks record: the catalog says where the copy goes, never their environment
+    // (decision 0059).
     let (mut link, unreachable) =
-        match Target::resolve(env.as_deref(), catalog_syslog).and_then(|t| forward::connect(&t)) {
+        match Target::resolve(None, catalog_syslog).and_then(|t| forward::connect(&t)) {
             Ok(link) => (link, String::new()),
             Err(e) => (forward::Link::Off, format!("system log unreachable: {e}")),
         };
@@ -138,9 +139,10 @@ pub(crate) fn insert(
         })?;
     tx.prepare_cached(
         "INSERT INTO events (id, time_ms, kind, agent, session_id, tool_use_id, cwd, user, host,
-            command, rule, target, tools, shape, reason, format, prev_hash, hash, syslog, scope)
+            command, rule, target, tools, shape, reason, format, prev_hash, hash, syslog, scope,
+            signer, grant_expires)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-            ?19, ?20)",
+            ?19, ?20, ?21, ?22)",
     )
     .and_then(|mut st| {
         st.execute(params![
@@ -164,6 +166,8 @@ pub(crate) fn insert(
             hash.as_slice(),
             syslog,
             event.scope,
+            event.signer,
+            event.grant_expires,
         ])
     })
     .map_err(err)?;
@@ -195,6 +199,8 @@ pub(crate) fn fields(id: i64, e: &Event) -> chain::Fields<'_> {
         shape: &e.shape,
         reason: &e.reason,
         scope: &e.scope,
+        signer: &e.signer,
+        grant_expires: &e.grant_expires,
     }
 }
 
@@ -229,7 +235,11 @@ pub(crate) fn link(r: &rusqlite::Row<'_>) -> rusqlite::Result<chain::Link> {
     for i in 2..=14 {
         texts.push(text(r.get_ref(i)?));
     }
-    let scope = text(r.get_ref(18)?);
+    let granted = Granted {
+        scope: text(r.get_ref(18)?),
+        signer: text(r.get_ref(19)?),
+        grant_expires: text(r.get_ref(20)?),
+    };
     let checkpoint = int(15)? == Some(0)
         && texts.first().and_then(|k| k.as_deref()) == Some(Kind::Checkpoint.as_str());
     let sound = (|| {
@@ -237,9 +247,13 @@ pub(crate) fn link(r: &rusqlite::Row<'_>) -> rusqlite::Result<chain::Link> {
         let format = int(15).ok()??;
         let t: Vec<String> = texts.into_iter().collect::<Option<_>>()?;
         let t = Texts::from_columns(<[String; 13]>::try_from(t).ok()?);
-        let scope = scope?;
+        let granted = Granted {
+            scope: granted.scope?,
+            signer: granted.signer?,
+            grant_expires: granted.grant_expires?,
+        };
         let tools: Vec<String> = serde_json::from_str(&t.tools).ok()?;
-        let f = t.fields(id, time_ms, &tools, &scope);
+        let f = t.fields(id, time_ms, &tools, &granted);
         let want = chain::row_hash(format, &prev, &f)?;
         Some(want.as_slice() == hash.as_slice())
     })()

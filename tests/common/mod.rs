@@ -2,6 +2,8 @@
 //! process through `mesh_guard::run` (`call`), which most tests need and is faster.
 #![allow(dead_code)]
 
+pub mod grant;
+
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::OsString;

@@ -1,0 +1,216 @@
+//! The operator's override grant (decision 0058): `MESH_GUARD_OVERRIDE` holds a reason, a
+//! scope, the host it is for and its expiry, signed with the operator's SSH key
+//! (PROTOCOL.sshsig, namespace `mesh-guard-override`, as `ssh-keygen -Y sign` makes it). It
+//! is verified in process against `allowed_signers` beside the catalog, and only when a
+//! refusal is about to be overridden or a session starts: a pass verifies nothing.
+//!
+//! Its text is `mg1.<message>.<signature>`, both parts base64url without padding: letters,
+//! digits, `-`, `_` and `.`, which no shell quotes and no environment mangles.
+
+mod message;
+pub mod signers;
+
+pub use message::Grant;
+pub use signers::AllowedSigners;
+
+use base64ct::{Base64, Base64UrlUnpadded, Encoding};
+use std::path::{Path, PathBuf};
+
+/// The sshsig namespace a grant is signed in: a signature made for anything else (git
+/// commits, files) is no grant.
+pub const NAMESPACE: &str = "mesh-guard-override";
+/// The variable the grant is read from, in the guard's own environment.
+pub const VAR: &str = "MESH_GUARD_OVERRIDE";
+const PREFIX: &str = "mg1.";
+/// Past this the variable is not read: no grant is this long.
+const MAX_TEXT: usize = 16 * 1024;
+/// Past this `allowed_signers` is not read.
+const MAX_SIGNERS_BYTES: u64 = 1024 * 1024;
+/// How far ahead of this host's clock a grant may be issued (the signer's clock may lead).
+const CLOCK_SKEW_MS: i64 = 5 * 60 * 1000;
+/// The longest a grant may last: a copy the agent keeps is good at most this long.
+pub const MAX_LIFETIME_MS: i64 = 24 * 3_600_000;
+
+/// A grant whose signature, signer, host and time all hold.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    pub grant: Grant,
+    /// The signer's key fingerprint (`SHA256:…`).
+    pub signer: String,
+}
+
+/// Why a grant is not honoured (one line, no host paths), and what was learnt of it.
+#[derive(Debug, Clone, Default)]
+pub struct NotHonoured {
+    pub why: String,
+    /// The key that signed it, once its signature verified.
+    pub signer: String,
+    /// Its expiry, RFC 3339, once its message could be read.
+    pub expires: String,
+}
+
+/// `allowed_signers` beside the catalog: in its directory for a catalog file or directory.
+pub fn allowed_signers_for(catalog: &Path) -> PathBuf {
+    catalog
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join("allowed_signers")
+}
+
+/// The grant in this process's environment, if the variable is set and not empty.
+pub fn text_in_env() -> Option<String> {
+    crate::io::var_os(VAR)
+        .map(|v| v.to_string_lossy().trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// Reads `allowed_signers`, bounded; `Err` says why no grant can be honoured.
+pub fn read_signers(path: &Path) -> Result<AllowedSigners, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)
+        .map_err(|_| "there is no readable allowed_signers file beside the catalog".to_string())?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // Anyone who may write it may sign for themselves.
+        if file.metadata().is_ok_and(|m| m.mode() & 0o022 != 0) {
+            return Err("allowed_signers is writable by its group or others".into());
+        }
+    }
+    let mut text = String::new();
+    file.take(MAX_SIGNERS_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|_| "allowed_signers cannot be read as text".to_string())?;
+    if text.len() as u64 > MAX_SIGNERS_BYTES {
+        return Err("allowed_signers is larger than 1 MiB".into());
+    }
+    Ok(AllowedSigners::parse(&text))
+}
+
+/// The grant `text` verified against `signers` on `host` at `now_ms`.
+pub fn verify(
+    text: &str,
+    signers: Result<&AllowedSigners, &str>,
+    host: &str,
+    now_ms: i64,
+) -> Result<Verified, NotHonoured> {
+    let fail = |why: String| NotHonoured {
+        why,
+        ..NotHonoured::default()
+    };
+    let Some(body) = text.strip_prefix(PREFIX) else {
+        return Err(fail(
+            "it is not a signed grant (a plain reason is no override; the operator makes one with `mesh-guard override grant`)".into(),
+        ));
+    };
+    if text.len() > MAX_TEXT {
+        return Err(fail(
+            "the grant is malformed: it is longer than 16 KiB".into(),
+        ));
+    }
+    let (message, signature) =
+        decode(body).map_err(|why| fail(format!("the grant is malformed: {why}")))?;
+    let grant =
+        Grant::parse(&message).map_err(|why| fail(format!("the grant is malformed: {why}")))?;
+    let fail = |why: String, signer: &str| NotHonoured {
+        why,
+        signer: signer.to_string(),
+        expires: crate::time::format_time(grant.expires_ms, false),
+    };
+    if signature.namespace() != NAMESPACE {
+        return Err(fail(
+            format!(
+                "the grant is malformed: it was signed for `{}`, not {NAMESPACE}",
+                signature.namespace()
+            ),
+            "",
+        ));
+    }
+    let key = ssh_key::PublicKey::new(signature.public_key().clone(), "");
+    let fingerprint = key.fingerprint(ssh_key::HashAlg::Sha256).to_string();
+    let signers = signers.map_err(|why| fail(why.to_string(), ""))?;
+    signers
+        .allows(signature.public_key(), NAMESPACE, now_ms)
+        .map_err(|why| fail(format!("it is signed by {fingerprint}, but {why}"), ""))?;
+    key.verify(NAMESPACE, message.as_bytes(), &signature)
+        .map_err(|_| {
+            fail(
+                "its signature does not verify (the grant was changed after it was signed)".into(),
+                "",
+            )
+        })?;
+    if !same_host(&grant.host, host) {
+        return Err(fail(
+            format!("it is for the host {}, not this one ({host})", grant.host),
+            &fingerprint,
+        ));
+    }
+    if now_ms >= grant.expires_ms {
+        return Err(fail(
+            format!(
+                "it expired at {}",
+                crate::time::format_time(grant.expires_ms, false)
+            ),
+            &fingerprint,
+        ));
+    }
+    if grant.issued_ms > now_ms + CLOCK_SKEW_MS {
+        return Err(fail(
+            format!(
+                "it is not valid until {}",
+                crate::time::format_time(grant.issued_ms, false)
+            ),
+            &fingerprint,
+        ));
+    }
+    Ok(Verified {
+        grant,
+        signer: fingerprint,
+    })
+}
+
+fn same_host(a: &str, b: &str) -> bool {
+    a.trim_end_matches('.')
+        .eq_ignore_ascii_case(b.trim_end_matches('.'))
+}
+
+/// The grant's text: the signed message and the signature `ssh-keygen -Y sign` printed
+/// (armored, `-----BEGIN SSH SIGNATURE-----`).
+pub fn encode(message: &str, armored: &str) -> Result<String, String> {
+    let body: String = armored
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("-----"))
+        .collect();
+    let blob = Base64::decode_vec(&body).map_err(|_| "the signature is not base64".to_string())?;
+    ssh_key::SshSig::from_pem(armored)
+        .map_err(|e| format!("the signature cannot be read ({e})"))?;
+    Ok(format!(
+        "{PREFIX}{}.{}",
+        Base64UrlUnpadded::encode_string(message.as_bytes()),
+        Base64UrlUnpadded::encode_string(&blob)
+    ))
+}
+
+/// The message and the signature out of a grant's text (after its prefix).
+fn decode(body: &str) -> Result<(String, ssh_key::SshSig), String> {
+    let (message, signature) = body.split_once('.').ok_or("it has no signature part")?;
+    let message =
+        Base64UrlUnpadded::decode_vec(message).map_err(|_| "its message is not base64url")?;
+    let message = String::from_utf8(message).map_err(|_| "its message is not UTF-8")?;
+    let blob =
+        Base64UrlUnpadded::decode_vec(signature).map_err(|_| "its signature is not base64url")?;
+    let wrapped: Vec<String> = Base64::encode_string(&blob)
+        .as_bytes()
+        .chunks(70)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect();
+    let pem = format!(
+        "-----BEGIN SSH SIGNATURE-----\n{}\n-----END SSH SIGNATURE-----\n",
+        wrapped.join("\n")
+    );
+    let signature =
+        ssh_key::SshSig::from_pem(pem).map_err(|_| "its signature is not an SSH signature")?;
+    Ok((message, signature))
+}
