@@ -30,17 +30,16 @@ pub struct Args {
 
 impl Args {
     /// Parses `args` (without the program's name) for an in-process call (`crate::run`): the
-    /// paths' variables are read from the environment `run` was given, not the process's.
+    /// paths' variables are read from the environment `run` was given, not the process's,
+    /// and never for a hook.
     pub fn parse_in(args: Vec<std::ffi::OsString>) -> Result<Args, clap::Error> {
-        use clap::{CommandFactory, FromArgMatches};
-        let no_env = |arg: clap::Arg| arg.env(None);
-        let command = Args::command()
-            .mut_arg("catalog", no_env)
-            .mut_arg("db", no_env)
-            .mut_arg("rules", no_env);
         let mut args = Args::from_arg_matches(
-            &command.try_get_matches_from(std::iter::once("mesh-guard".into()).chain(args))?,
+            &without_env(Args::command())
+                .try_get_matches_from(std::iter::once("mesh-guard".into()).chain(args))?,
         )?;
+        if args.command.is_hook() {
+            return Ok(args);
+        }
         let var = |name| {
             crate::io::var_os(name)
                 .filter(|v| !v.is_empty())
@@ -50,6 +49,23 @@ impl Args {
         args.db = args.db.or_else(|| var("MESH_GUARD_DB"));
         args.rules = args.rules.or_else(|| var("MESH_GUARD_RULES"));
         Ok(args)
+    }
+}
+
+/// The command line without the paths' variables: how a hook's is read.
+fn without_env(command: clap::Command) -> clap::Command {
+    let no_env = |arg: clap::Arg| arg.env(None);
+    command
+        .mut_arg("catalog", no_env)
+        .mut_arg("db", no_env)
+        .mut_arg("rules", no_env)
+}
+
+impl Command {
+    /// Whether this is one of the hooks an agent runs, whose paths come from their command
+    /// line and fixed places only: no environment variable steers them (decision 0059).
+    pub fn is_hook(&self) -> bool {
+        matches!(self, Command::Hook { .. } | Command::SessionStart { .. })
     }
 }
 
@@ -248,20 +264,17 @@ impl Args {
     /// The command line, with help that lists only the options each subcommand reads.
     pub fn parse_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> Args {
         let args: Vec<std::ffi::OsString> = args.into_iter().collect();
-        if let Some(hook) = Args::parse_hook(&args, |name| std::env::var_os(name)) {
+        if let Some(hook) = Args::parse_hook(&args) {
             return hook;
         }
         Args::try_parse_args(args).unwrap_or_else(|e| e.exit())
     }
 
-    /// The hook's plain command lines (`args` with the program's name; `var`, the
-    /// environment), read as clap reads them but without building its command tree;
-    /// `None` for anything else, which clap reads (decision 0030).
-    pub fn parse_hook(
-        args: &[std::ffi::OsString],
-        var: impl Fn(&str) -> Option<std::ffi::OsString>,
-    ) -> Option<Args> {
-        hook_argv::parse(args, var)
+    /// The hook's plain command lines (`args` with the program's name), read as clap reads
+    /// them but without building its command tree; `None` for anything else, which clap
+    /// reads (decision 0030).
+    pub fn parse_hook(args: &[std::ffi::OsString]) -> Option<Args> {
+        hook_argv::parse(args)
     }
 
     /// The command line as clap reads it (`args` with the program's name), or its error.
@@ -277,6 +290,14 @@ impl Args {
                 // A subcommand's own argument of the same id is not given the global one.
                 cmd = cmd.mut_subcommand(sub, |s| s.arg(global.global(false).hide(true)));
             }
+        }
+        let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+        // A hook is read without the paths' variables; the operator's commands with them.
+        if let Ok(matches) = without_env(cmd.clone()).try_get_matches_from(&args)
+            && let Ok(hook) = Args::from_arg_matches(&matches)
+            && hook.command.is_hook()
+        {
+            return Ok(hook);
         }
         let matches = cmd.try_get_matches_from(args)?;
         Args::from_arg_matches(&matches)

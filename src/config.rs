@@ -1,4 +1,5 @@
-//! Where the guard's files are: flags, then environment, then the platform's directories.
+//! Where the guard's files are: the command line (and, for the operator's own commands,
+//! the environment: `cli`), then fixed places under the account's home (decision 0059).
 
 use crate::protect::{Protected, lexical};
 use std::path::PathBuf;
@@ -10,34 +11,45 @@ pub struct Paths {
     pub rules: Option<PathBuf>,
 }
 
-fn project_dirs() -> Option<directories::ProjectDirs> {
-    // Without HOME, `directories` asks NSS for the user's home (`getpwuid_r`). A user
-    // `/etc/passwd` does not list sends that past the files to NSS's modules, which a static
-    // glibc binary loads with `dlopen` from the installed glibc, and where they do not match
-    // it crashes (`libnss_systemd`, found in review): a crash lets the command run. Such a
-    // user has no home here, as musl's build never looks past the files either.
-    #[cfg(target_os = "linux")]
-    if std::env::var_os("HOME").is_none_or(|h| h.is_empty()) && crate::perm::passwd_home().is_none()
-    {
-        return None;
+/// The guard's default directories: under the account's home as the user database gives
+/// it, never `HOME` or `XDG_*`, which the session's environment (and so the agent) could
+/// set (decision 0059). An account with no home there uses the system's places.
+pub struct Defaults {
+    pub config: PathBuf,
+    pub data: PathBuf,
+}
+
+impl Defaults {
+    pub fn for_account() -> Defaults {
+        match crate::perm::account_home() {
+            Some(home) if cfg!(target_os = "macos") => {
+                let dir = home.join("Library/Application Support/mesh-guard");
+                Defaults {
+                    config: dir.clone(),
+                    data: dir,
+                }
+            }
+            Some(home) => Defaults {
+                config: home.join(".config/mesh-guard"),
+                data: home.join(".local/share/mesh-guard"),
+            },
+            None => Defaults {
+                config: PathBuf::from(crate::install::SYSTEM_DIR),
+                data: PathBuf::from("/var/lib/mesh-guard"),
+            },
+        }
     }
-    directories::ProjectDirs::from("", "", "mesh-guard")
 }
 
 impl Paths {
-    /// `flag` wins over `env`, which wins over the platform default.
+    /// Given paths (flags, or an operator's command's variables: `cli`) win over the
+    /// defaults.
     pub fn resolve(catalog: Option<PathBuf>, db: Option<PathBuf>, rules: Option<PathBuf>) -> Paths {
-        // Asked only for a default: the platform's directories cost a hook call otherwise.
+        // Asked only for a default: the user database costs a hook call otherwise.
         let dirs = std::cell::OnceCell::new();
-        let dirs = || dirs.get_or_init(project_dirs);
-        let catalog = catalog.unwrap_or_else(|| match dirs() {
-            Some(d) => d.config_dir().join("catalog.toml"),
-            None => PathBuf::from("catalog.toml"),
-        });
-        let db = db.unwrap_or_else(|| match dirs() {
-            Some(d) => d.data_dir().join("audit.db"),
-            None => PathBuf::from("audit.db"),
-        });
+        let dirs = || dirs.get_or_init(Defaults::for_account);
+        let catalog = catalog.unwrap_or_else(|| dirs().config.join("catalog.toml"));
+        let db = db.unwrap_or_else(|| dirs().data.join("audit.db"));
         Paths { catalog, db, rules }
     }
 
@@ -83,18 +95,26 @@ impl Paths {
     }
 
     /// The files an agent may not change: the catalog, the rules, the record and the
-    /// plugin that runs the guard. Listed when a command first writes a file.
+    /// plugin that runs the guard. Listed when a command first writes a file. `~` in a
+    /// command is the shell's `HOME`; the agents' settings are listed under it and under
+    /// the account's home.
     pub fn protected(&self, cwd: Option<PathBuf>) -> Protected {
         let home = crate::io::var_os("HOME").map(PathBuf::from);
         let disk = crate::ondisk::disk::OnDisk::new(home.as_deref());
         let (paths, at, home_dir) = (self.clone(), cwd.clone(), home.clone());
-        let mut protected = Protected::new(Vec::new(), cwd, home)
-            .listed_when_needed(move || paths.guard_files(at.as_ref(), home_dir.as_ref()));
+        let mut protected = Protected::new(Vec::new(), cwd, home).listed_when_needed(move || {
+            let homes: Vec<PathBuf> = home_dir
+                .iter()
+                .cloned()
+                .chain(crate::perm::account_home())
+                .collect();
+            paths.guard_files(at.as_ref(), &homes)
+        });
         protected.disk = Some(std::rc::Rc::new(disk));
         protected
     }
 
-    fn guard_files(&self, cwd: Option<&PathBuf>, home: Option<&PathBuf>) -> Vec<PathBuf> {
+    fn guard_files(&self, cwd: Option<&PathBuf>, homes: &[PathBuf]) -> Vec<PathBuf> {
         // The cache decides like the catalog does, so it is as much the operator's.
         let mut paths = vec![
             absolute(&self.catalog),
@@ -106,12 +126,12 @@ impl Paths {
         if let Some(plugin) = crate::io::var_os("CLAUDE_PLUGIN_ROOT").filter(|p| !p.is_empty()) {
             paths.push(absolute(&PathBuf::from(plugin)));
         }
+        paths.push(crate::grant::allowed_signers_for(&absolute(&self.catalog)));
         // The default places are the guard's even when flags point elsewhere: a record or
         // catalog there is still the operator's.
-        if let Some(dirs) = project_dirs() {
-            paths.push(absolute(dirs.config_dir()));
-            paths.push(absolute(dirs.data_dir()));
-        }
+        let defaults = Defaults::for_account();
+        paths.push(absolute(&defaults.config));
+        paths.push(absolute(&defaults.data));
         // The agents' own hook settings and plugins (the binary is added when first needed):
         // the user's, and the project's at the working directory and every directory above
         // it (the project root may be any of them).
@@ -125,12 +145,12 @@ impl Paths {
             .flat_map(|c| c.ancestors().map(PathBuf::from))
             .chain(var("CLAUDE_PROJECT_DIR"))
             .collect();
-        for base in home.into_iter().chain(project_dirs.iter()) {
+        for base in homes.iter().chain(project_dirs.iter()) {
             for file in AGENT_HOOK_FILES {
                 paths.push(base.join(file));
             }
         }
-        paths.extend(home.iter().map(|h| h.join(".claude/plugins")));
+        paths.extend(homes.iter().map(|h| h.join(".claude/plugins")));
         paths.extend(var("CLAUDE_CONFIG_DIR").map(|d| d.join("settings.json")));
         paths.extend(
             var("CODEX_HOME")

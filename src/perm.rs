@@ -66,6 +66,42 @@ pub fn passwd_home() -> Option<PathBuf> {
     None
 }
 
+/// The home of the process's real user as the system's user database gives it, never
+/// `HOME`: on Linux from `/etc/passwd` (a static glibc binary must not load NSS's modules,
+/// decision 0014), elsewhere from `getpwuid_r`.
+pub fn account_home() -> Option<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        passwd_home().filter(|h| !h.as_os_str().is_empty())
+    }
+    #[cfg(all(unix, not(target_os = "linux")))]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut buffer = vec![0 as libc::c_char; 16 * 1024];
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: the buffer and entry outlive the call; `found` points into them on success.
+        let status = unsafe {
+            libc::getpwuid_r(
+                libc::getuid(),
+                &mut entry,
+                buffer.as_mut_ptr(),
+                buffer.len(),
+                &mut found,
+            )
+        };
+        if status != 0 || found.is_null() || entry.pw_dir.is_null() {
+            return None;
+        }
+        // SAFETY: pw_dir is a NUL-terminated string in `buffer`.
+        let dir = unsafe { std::ffi::CStr::from_ptr(entry.pw_dir) };
+        Some(PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes())))
+            .filter(|h| !h.as_os_str().is_empty())
+    }
+    #[cfg(not(unix))]
+    None
+}
+
 /// `uid`'s home in the text of a password file.
 fn home_in(passwd: &str, uid: u32) -> Option<PathBuf> {
     passwd

@@ -4,31 +4,23 @@
 //! tree (every subcommand, every option, its help) before it reads one word: about a tenth
 //! of a pass. The forms that the plugin and `install` write, and the options `hook`
 //! accepts, are read here instead. Anything else (help, an unknown or repeated option, an
-//! empty path, a value that looks like an option, an empty guard variable) is `None` and
-//! goes to clap, so its answers and errors stay clap's.
+//! empty path, a value that looks like an option) is `None` and goes to clap, so its
+//! answers and errors stay clap's. No variable is read: a hook's paths are its command
+//! line's (decision 0059).
 
 use super::{Args, Command};
 use crate::hook::AgentChoice;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
-/// The global options, with the variable clap reads when the option is not given.
-const PATHS: [(&str, &str); 3] = [
-    ("--catalog", "MESH_GUARD_CATALOG"),
-    ("--db", "MESH_GUARD_DB"),
-    ("--rules", "MESH_GUARD_RULES"),
-];
+/// The global options that name the guard's files.
+const PATHS: [&str; 3] = ["--catalog", "--db", "--rules"];
 
 /// `args` (with the program's name) as clap would read them, when they are one of the
-/// hook's plain forms; `var` is the environment clap would read.
-pub(super) fn parse(args: &[OsString], var: impl Fn(&str) -> Option<OsString>) -> Option<Args> {
+/// hook's plain forms.
+pub(super) fn parse(args: &[OsString]) -> Option<Args> {
     let mut words = args.iter().skip(1);
-    // clap reads an empty variable as an empty value, an error, even beside the option.
-    if words.next()? != "hook"
-        || PATHS
-            .iter()
-            .any(|(_, v)| var(v).is_some_and(|v| v.is_empty()))
-    {
+    if words.next()? != "hook" {
         return None;
     }
     let mut agent = None;
@@ -56,16 +48,11 @@ pub(super) fn parse(args: &[OsString], var: impl Fn(&str) -> Option<OsString>) -
             agent = Some(agent_choice(value.to_str()?)?);
             continue;
         }
-        let slot = PATHS.iter().position(|(option, _)| *option == name)?;
+        let slot = PATHS.iter().position(|option| *option == name)?;
         if paths[slot].is_some() {
             return None;
         }
         paths[slot] = Some(PathBuf::from(value));
-    }
-    for ((_, variable), slot) in PATHS.iter().zip(&mut paths) {
-        if slot.is_none() {
-            *slot = var(variable).map(PathBuf::from);
-        }
     }
     let [catalog, db, rules] = paths;
     Some(Args {

@@ -20,7 +20,7 @@ fn note_path(db: &Path) -> PathBuf {
 }
 
 /// A small file of `what` about the record at `db`, kept outside its directory (which an agent
-/// can hide or replace whole): in the user's runtime directory, else the temporary directory,
+/// can hide or replace whole): in the user's runtime directory `/run/user/UID`, else `/tmp`,
 /// named by the user and a digest of the database's absolute path.
 pub(crate) fn side_path(db: &Path, what: &str) -> PathBuf {
     let absolute = std::path::absolute(db).unwrap_or_else(|_| db.to_path_buf());
@@ -29,11 +29,11 @@ pub(crate) fn side_path(db: &Path, what: &str) -> PathBuf {
     // SAFETY: getuid has no preconditions and cannot fail.
     let uid = unsafe { libc::getuid() };
     // The user's runtime directory is private to them; the shared temporary directory is the
-    // fallback, where the note is opened without following links (below).
-    let base = crate::io::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
+    // fallback, where the note is opened without following links (below). Fixed places, not
+    // XDG_RUNTIME_DIR or TMPDIR: no variable moves the record's side files (decision 0059).
+    let base = Some(PathBuf::from(format!("/run/user/{uid}")))
         .filter(|d| d.is_dir())
-        .unwrap_or_else(std::env::temp_dir);
+        .unwrap_or_else(|| PathBuf::from("/tmp"));
     base.join(format!("mesh-guard-{what}-{uid}-{key}"))
 }
 
