@@ -11,6 +11,10 @@ pub struct Paths {
     pub rules: Option<PathBuf>,
 }
 
+/// Where a hardened install keeps the catalog, the rules, the compiled index and
+/// `allowed_signers`.
+pub const SYSTEM_DIR: &str = "/etc/mesh-guard";
+
 /// The guard's default directories: under the account's home as the user database gives
 /// it, never `HOME` or `XDG_*`, which the session's environment (and so the agent) could
 /// set (decision 0059). An account with no home there uses the system's places.
@@ -34,7 +38,7 @@ impl Defaults {
                 data: home.join(".local/share/mesh-guard"),
             },
             None => Defaults {
-                config: PathBuf::from(crate::install::SYSTEM_DIR),
+                config: PathBuf::from(SYSTEM_DIR),
                 data: PathBuf::from("/var/lib/mesh-guard"),
             },
         }
@@ -132,6 +136,11 @@ impl Paths {
         let defaults = Defaults::for_account();
         paths.push(absolute(&defaults.config));
         paths.push(absolute(&defaults.data));
+        // And where they would be under the shell's `HOME`: protecting them costs nothing.
+        for home in homes {
+            paths.push(home.join(".config/mesh-guard"));
+            paths.push(home.join(".local/share/mesh-guard"));
+        }
         // The agents' own hook settings and plugins (the binary is added when first needed):
         // the user's, and the project's at the working directory and every directory above
         // it (the project root may be any of them).

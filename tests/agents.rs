@@ -19,11 +19,8 @@ fn fixture(path: &str) -> Vec<u8> {
 
 fn mesh_guard(args: &[&str], db: &Path, stdin: &[u8]) -> Run {
     let catalog = root().join("examples/catalog.toml");
-    common::call(
-        args,
-        &[("MESH_GUARD_CATALOG", &catalog), ("MESH_GUARD_DB", db)],
-        stdin,
-    )
+    let args = common::with_paths(&catalog, db, args);
+    common::call(&common::strs(&args), &[], stdin)
 }
 
 fn hook(agent: &str, db: &Path, event: &[u8]) -> Run {

@@ -8,11 +8,12 @@ use common::*;
 fn record(dir: &Scratch, commands: &[&str]) {
     for c in commands {
         let out = run(
-            &["hook"],
-            &[
-                ("MESH_GUARD_CATALOG", &example_catalog()),
-                ("MESH_GUARD_DB", &dir.path("a.db")),
-            ],
+            &strs(&with_paths(
+                &example_catalog(),
+                &dir.path("a.db"),
+                &["hook"],
+            )),
+            &[],
             &bash_event(c),
         );
         assert_eq!(out.code, 2, "{c}: {}", out.stderr);

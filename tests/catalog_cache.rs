@@ -37,9 +37,11 @@ fn hooks_at_once(dir: &Path, count: usize, command: &str) -> Vec<i32> {
     let children: Vec<_> = (0..count)
         .map(|_| {
             let mut child = Command::new(env!("CARGO_BIN_EXE_mesh-guard"))
+                .arg("--catalog")
+                .arg(dir.join("catalog.toml"))
+                .arg("--db")
+                .arg(dir.join("data/audit.db"))
                 .arg("hook")
-                .env("MESH_GUARD_CATALOG", dir.join("catalog.toml"))
-                .env("MESH_GUARD_DB", dir.join("data/audit.db"))
                 .env_remove("MESH_GUARD_OVERRIDE")
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())

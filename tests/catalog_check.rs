@@ -71,11 +71,8 @@ fn a_catalog_with_no_machine_is_warned_about_also_at_session_start() {
         )
     );
     let out = run(
-        &["session-start"],
-        &[
-            ("MESH_GUARD_CATALOG", &file),
-            ("MESH_GUARD_DB", &dir.path("a.db")),
-        ],
+        &strs(&with_paths(&file, &dir.path("a.db"), &["session-start"])),
+        &[],
         b"{}",
     );
     assert_eq!(out.code, 0);

@@ -164,11 +164,10 @@ fn run_hook(case: &Case, db_hint: &Path) -> Result<Got, String> {
         let mut command = Command::new(env!("CARGO_BIN_EXE_mesh-guard"));
         command
             .current_dir(root())
-            .env(
-                "MESH_GUARD_CATALOG",
-                root().join("tests/corpus/no-such-catalog.toml"),
-            )
-            .env("MESH_GUARD_DB", &db)
+            .arg("--catalog")
+            .arg(root().join("tests/corpus/no-such-catalog.toml"))
+            .arg("--db")
+            .arg(&db)
             .env_remove("MESH_GUARD_RULES")
             .env_remove("MESH_GUARD_OVERRIDE")
             .env_remove("CLAUDE_PLUGIN_ROOT")

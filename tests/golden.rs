@@ -264,23 +264,14 @@ fn refusals_match_their_golden_texts() {
     let mut failures = Vec::new();
     for (name, command, catalog, rules) in CASES {
         let catalog = repo().join(catalog.unwrap_or("tests/corpus/unseen/catalog.toml"));
-        let mut env = vec![
-            ("MESH_GUARD_CATALOG", catalog.to_string_lossy().into_owned()),
-            (
-                "MESH_GUARD_DB",
-                dir.path(&format!("{name}.db"))
-                    .to_string_lossy()
-                    .into_owned(),
-            ),
-            ("HOME", home.to_string_lossy().into_owned()),
-        ];
-        if let Some(rules) = rules {
-            env.push((
-                "MESH_GUARD_RULES",
-                repo().join(rules).to_string_lossy().into_owned(),
-            ));
+        let env = vec![("HOME", home.to_string_lossy().into_owned())];
+        let rules = rules.map(|r| repo().join(r).to_string_lossy().into_owned());
+        let mut args = with_paths(&catalog, &dir.path(&format!("{name}.db")), &[]);
+        if let Some(rules) = &rules {
+            args.extend(["--rules".to_string(), rules.clone()]);
         }
-        let out = run_env(&["hook"], &env, &bash_event(command));
+        args.push("hook".into());
+        let out = run_env(&strs(&args), &env, &bash_event(command));
         assert_eq!(
             out.code, 2,
             "{name}: {command} must be refused: {}",
@@ -322,14 +313,18 @@ fn a_broken_setup_is_recorded_with_its_reason() {
     let dir = Scratch::new("golden-record");
     let catalog = repo().join("tests/golden/broken-catalog.toml");
     let db = dir.path("a.db");
-    let env = [
-        ("MESH_GUARD_CATALOG", catalog.as_path()),
-        ("MESH_GUARD_DB", db.as_path()),
-    ];
-    let out = run(&["hook"], &env, &bash_event("ssh build uptime"));
+    let out = run(
+        &strs(&with_paths(&catalog, &db, &["hook"])),
+        &[],
+        &bash_event("ssh build uptime"),
+    );
     assert_eq!(out.code, 2);
     let message = claude_denial(&out.stdout);
-    let out = run(&["audit", "--format", "json"], &env, b"");
+    let out = run(
+        &["audit", "--format", "json"],
+        &[("MESH_GUARD_DB", &db)],
+        b"",
+    );
     let rows: serde_json::Value = serde_json::from_str(&out.stdout).expect(&out.stdout);
     let reason = rows[0]["reason"].as_str().unwrap_or_default().to_string();
     assert!(reason.contains("broken-catalog.toml:5"), "{reason}");
@@ -342,11 +337,11 @@ fn session_start_warns_when_the_catalog_is_broken() {
     let dir = Scratch::new("golden-session");
     let catalog = repo().join("tests/golden/broken-catalog.toml");
     let db = dir.path("a.db");
-    let env = [
-        ("MESH_GUARD_CATALOG", catalog.as_path()),
-        ("MESH_GUARD_DB", db.as_path()),
-    ];
-    let out = run(&["session-start"], &env, b"{}");
+    let out = run(
+        &strs(&with_paths(&catalog, &db, &["session-start"])),
+        &[],
+        b"{}",
+    );
     assert_eq!(out.code, 0);
     assert!(
         out.stderr.contains("mesh-guard's catalog cannot be used")

@@ -5,14 +5,12 @@ use common::*;
 
 fn hook(command: &str) -> (Output, Scratch) {
     let dir = Scratch::new("hook");
-    let out = run(
+    let args = with_paths(
+        &example_catalog(),
+        &dir.path("audit.db"),
         &["hook", "--agent", "claude"],
-        &[
-            ("MESH_GUARD_CATALOG", &example_catalog()),
-            ("MESH_GUARD_DB", &dir.path("audit.db")),
-        ],
-        &bash_event(command),
     );
+    let out = run(&strs(&args), &[], &bash_event(command));
     (out, dir)
 }
 
@@ -138,11 +136,11 @@ fn one_must_be_created_names_the_shape() {
 #[test]
 fn fail_closed_on_bad_input() {
     let dir = Scratch::new("bad-input");
-    let env = [
-        ("MESH_GUARD_CATALOG", example_catalog()),
-        ("MESH_GUARD_DB", dir.path("audit.db")),
-    ];
-    let env: Vec<(&str, &std::path::Path)> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+    let args = with_paths(
+        &example_catalog(),
+        &dir.path("audit.db"),
+        &["hook", "--agent", "claude"],
+    );
     let inputs: [&[u8]; 8] = [
         b"",
         b"   \n",
@@ -154,7 +152,7 @@ fn fail_closed_on_bad_input() {
         br#"{"hook_event_name":"PreToolUse","tool_input":{"command":"ls"}}"#,
     ];
     for input in inputs {
-        let out = run(&["hook", "--agent", "claude"], &env, input);
+        let out = run(&strs(&args), &[], input);
         assert_eq!(out.code, 2, "{:?}", String::from_utf8_lossy(input));
         let message = claude_denial(&out.stdout);
         assert!(message.contains("could not check"), "{message}");
@@ -170,11 +168,8 @@ fn a_broken_catalog_refuses_guarded_programs_only() {
         "version = 1\n[[machine]]\nname = \"atlas\"\nbogus = 1\n",
     );
     for catalog in [catalog, dir.path("missing.toml")] {
-        let env = [
-            ("MESH_GUARD_CATALOG", catalog.as_path()),
-            ("MESH_GUARD_DB", &dir.path("audit.db")),
-        ];
-        let out = run(&["hook"], &env, &bash_event("ssh atlas uptime"));
+        let args = with_paths(&catalog, &dir.path("audit.db"), &["hook"]);
+        let out = run(&strs(&args), &[], &bash_event("ssh atlas uptime"));
         assert_eq!(out.code, 2);
         let message = claude_denial(&out.stdout);
         // Issue 14: addressed to the operator, with the file and its first error.
@@ -184,8 +179,8 @@ fn a_broken_catalog_refuses_guarded_programs_only() {
             "{message}"
         );
         let out = run(
-            &["hook"],
-            &env,
+            &strs(&args),
+            &[],
             &bash_event("cargo build --release && ls target"),
         );
         assert_eq!((out.code, out.stdout.as_str()), (0, ""));
@@ -196,37 +191,26 @@ fn a_broken_catalog_refuses_guarded_programs_only() {
 fn tools_other_than_bash_pass_and_writes_to_the_guard_are_refused() {
     let dir = Scratch::new("tools");
     let catalog = example_catalog();
-    let env = [
-        ("MESH_GUARD_CATALOG", catalog.as_path()),
-        ("MESH_GUARD_DB", &dir.path("audit.db")),
-    ];
+    let args = with_paths(&catalog, &dir.path("audit.db"), &["hook"]);
+    let hook = strs(&args);
     let read = br#"{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/etc/hosts"}}"#;
-    assert_eq!(run(&["hook"], &env, read).code, 0);
+    assert_eq!(run(&hook, &[], read).code, 0);
     let write = serde_json::json!({"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path": catalog, "content":"version = 1\n"}});
-    let out = run(&["hook"], &env, write.to_string().as_bytes());
+    let out = run(&hook, &[], write.to_string().as_bytes());
     assert_eq!(out.code, 2);
     assert!(claude_denial(&out.stdout).contains("guard's own files"));
     let export = br#"{"hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"/tmp/x/.bashrc","old_string":"a","new_string":"export MESH_GUARD_OVERRIDE=yes"}}"#;
-    assert_eq!(run(&["hook"], &env, export).code, 2);
+    assert_eq!(run(&hook, &[], export).code, 2);
     let ordinary = br#"{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/tmp/x/src/main.rs","content":"fn main() {}"}}"#;
-    assert_eq!(run(&["hook"], &env, ordinary).code, 0);
+    assert_eq!(run(&hook, &[], ordinary).code, 0);
 }
 
 #[test]
 fn a_panic_inside_becomes_a_refusal() {
     let dir = Scratch::new("panic");
-    let env = [
-        (
-            "MESH_GUARD_CATALOG",
-            example_catalog().to_string_lossy().into_owned(),
-        ),
-        ("MESH_GUARD_DEBUG_PANIC", "1".into()),
-        (
-            "MESH_GUARD_DB",
-            dir.path("a.db").to_string_lossy().into_owned(),
-        ),
-    ];
-    let out = run_env(&["hook"], &env, &bash_event("ls"));
+    let args = with_paths(&example_catalog(), &dir.path("a.db"), &["hook"]);
+    let env = [("MESH_GUARD_DEBUG_PANIC", "1".to_string())];
+    let out = run_env(&strs(&args), &env, &bash_event("ls"));
     assert_eq!(out.code, 2);
     let message = claude_denial(&out.stdout);
     assert!(message.contains("internal error"), "{message}");
@@ -242,9 +226,11 @@ fn a_hang_becomes_a_refusal_at_the_deadline() {
     // A hook whose input never ends hangs in its read: the deadline must still refuse.
     let dir = Scratch::new("hang");
     let mut child = std::process::Command::new(BIN)
-        .arg("hook")
-        .env("MESH_GUARD_CATALOG", example_catalog())
-        .env("MESH_GUARD_DB", dir.path("a.db"))
+        .args(strs(&with_paths(
+            &example_catalog(),
+            &dir.path("a.db"),
+            &["hook"],
+        )))
         .env("MESH_GUARD_DEBUG_DEADLINE_MS", "300")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -327,9 +313,12 @@ fn memory_that_runs_out_is_a_refusal() {
     });
     let mut command = std::process::Command::new(BIN);
     command
-        .args(["--catalog", example_catalog().to_str().unwrap(), "hook"])
+        .args(strs(&with_paths(
+            &example_catalog(),
+            &home.path().join("audit.db"),
+            &["hook"],
+        )))
         .env("HOME", home.path())
-        .env("MESH_GUARD_DB", home.path().join("audit.db"))
         .env_remove("MESH_GUARD_CATALOG")
         .env_remove("MESH_GUARD_OVERRIDE");
     // SAFETY: setrlimit is async-signal-safe and touches only the child.

@@ -376,14 +376,17 @@ fn search_json_and_nothing_to_replace() {
 #[test]
 fn the_refusal_mentions_mesh_search_only_with_the_server() {
     let dir = Scratch::new("mcp-hint");
-    let env = [
-        ("MESH_GUARD_CATALOG", example_catalog()),
-        ("MESH_GUARD_DB", dir.path("a.db")),
-    ];
-    let env: Vec<_> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+    let db = dir.path("a.db");
     let event = bash_event("ssh atlas journalctl -u mesh-controller");
-    let with = call(&["hook", "--agent", "claude", "--mcp"], &env, &event);
-    let without = call(&["hook", "--agent", "claude"], &env, &event);
+    let hook = |args: &[&str]| {
+        call(
+            &strs(&with_paths(&example_catalog(), &db, args)),
+            &[],
+            &event,
+        )
+    };
+    let with = hook(&["hook", "--agent", "claude", "--mcp"]);
+    let without = hook(&["hook", "--agent", "claude"]);
     assert_eq!((with.code, without.code), (2, 2));
     let (with, without) = (claude_denial(&with.stdout), claude_denial(&without.stdout));
     assert_eq!(
@@ -392,6 +395,8 @@ fn the_refusal_mentions_mesh_search_only_with_the_server() {
     );
     assert!(!without.contains("mesh_search"), "{without}");
     assert!(with.chars().count() < 1000);
+    let env = [("MESH_GUARD_CATALOG", example_catalog())];
+    let env: Vec<_> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
     let md = call(&["instead-of", "--mcp"], &env, b"");
     assert!(md.stdout.contains("`mesh_search`"), "{}", md.stdout);
     let plain = call(&["instead-of"], &env, b"");

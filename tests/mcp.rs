@@ -302,12 +302,21 @@ fn answers_each_request_before_stdin_closes() {
 /// on stderr (the MCP client shows it) and exits 2, never hangs or prints a half protocol.
 #[test]
 fn the_launcher_explains_a_missing_binary() {
-    let launcher = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin/bin/mesh-guard");
     let dir = Scratch::new("mcp-launcher");
+    let missing = dir.path("no-such-mesh-guard");
+    let launcher = launcher_looking_in(&dir, &[&missing]);
     let out = Command::new("sh")
         .arg(&launcher)
         .arg("mcp")
-        .env("MESH_GUARD_BIN", dir.path("no-such-mesh-guard"))
+        // No variable chooses the binary (decision 0059).
+        .env("MESH_GUARD_BIN", BIN)
+        .env(
+            "PATH",
+            format!(
+                "{}:/usr/bin:/bin",
+                std::path::Path::new(BIN).parent().unwrap().display()
+            ),
+        )
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -316,15 +325,15 @@ fn the_launcher_explains_a_missing_binary() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("MCP server (mesh_search) cannot start")
-            && stderr.contains("MESH_GUARD_BIN"),
+            && stderr.contains("No mesh-guard was found"),
         "{stderr}"
     );
 
-    // With the binary, the launcher hands stdio to it.
+    // With the binary in one of its places, the launcher hands stdio to it.
+    let launcher = launcher_looking_in(&dir, &[&missing, std::path::Path::new(BIN)]);
     let out = Command::new("sh")
         .arg(&launcher)
         .arg("mcp")
-        .env("MESH_GUARD_BIN", BIN)
         .env("MESH_GUARD_CATALOG", example_catalog())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

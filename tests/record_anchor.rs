@@ -3,6 +3,7 @@
 //! `audit verify --log` names what the database lost; prune, export and file modes.
 
 mod common;
+use common::grant;
 use common::*;
 use rusqlite::Connection;
 use std::os::unix::fs::PermissionsExt;
@@ -20,8 +21,22 @@ fn env(db: &Path, syslog: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The example catalog sending the record's copy to `syslog`, beside the record's
+/// directory: a hook takes the target from its catalog, never its environment.
+fn catalog_for(db: &Path, syslog: &str) -> std::path::PathBuf {
+    let base = std::fs::read_to_string(example_catalog()).unwrap();
+    let path = db.parent().unwrap().parent().unwrap().join("catalog.toml");
+    std::fs::write(&path, format!("{base}\n[record]\nsyslog = {syslog:?}\n")).unwrap();
+    path
+}
+
+fn hook(db: &Path, syslog: &str, command: &str) -> Output {
+    let args = with_paths(&catalog_for(db, syslog), db, &["hook"]);
+    run_env(&strs(&args), &[], &bash_event(command))
+}
+
 fn refuse(db: &Path, syslog: &str, command: &str) {
-    let out = run_env(&["hook"], &env(db, syslog), &bash_event(command));
+    let out = hook(db, syslog, command);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(!out.stderr.contains("not recorded"), "{}", out.stderr);
 }
@@ -129,11 +144,7 @@ fn an_unwritable_record_says_so_and_the_next_write_records_the_gap() {
     let hidden = dir.path("rec.hidden");
     std::fs::rename(dir.path("rec"), &hidden).unwrap();
     std::fs::write(dir.path("rec"), "").unwrap();
-    let out = run_env(
-        &["hook"],
-        &env(&db, "none"),
-        &bash_event("ssh atlas uptime"),
-    );
+    let out = hook(&db, "none", "ssh atlas uptime");
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("not recorded"), "{}", out.stderr);
     std::fs::remove_file(dir.path("rec")).unwrap();
@@ -220,10 +231,24 @@ fn an_unreachable_log_is_noted_in_the_row_and_the_refusal_still_refuses() {
         .unwrap();
     assert!(note.contains("unreachable"), "{note}");
     // An override is still honoured: the SQLite row is what it waits for.
-    let mut e = env(&db, &target);
-    e.push(("MESH_GUARD_OVERRIDE", "incident".into()));
-    let out = run_env(&["hook"], &e, &bash_event("ssh atlas uptime"));
+    let op = grant::Operator::new("forward-down-grant");
+    let granted = op.grant(&["--reason", "incident"]);
+    let catalog = std::fs::read_to_string(&op.catalog).unwrap();
+    std::fs::write(
+        &op.catalog,
+        format!("{catalog}\n[record]\nsyslog = {target:?}\n"),
+    )
+    .unwrap();
+    let out = op.hook(Some(&granted), "ssh atlas uptime");
     assert_eq!(out.code, 0, "{}", out.stderr);
+    let conn = Connection::open(&op.db).unwrap();
+    let (kind, note): (String, String) = conn
+        .query_row("SELECT kind, syslog FROM events", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(kind, "override");
+    assert!(note.contains("unreachable"), "{note}");
 }
 
 #[test]
@@ -319,7 +344,7 @@ fn the_catalog_record_table_sets_forwarding_and_rejects_unknown_keys() {
 }
 
 #[test]
-fn the_catalog_target_is_used_when_the_environment_says_nothing() {
+fn the_catalog_target_is_used_whatever_the_hooks_environment_says() {
     let dir = Scratch::new("catalog-target");
     let socket = dir.path("log.sock");
     let server = UnixDatagram::bind(&socket).unwrap();
@@ -333,11 +358,9 @@ fn the_catalog_target_is_used_when_the_environment_says_nothing() {
     );
     let db = dir.path("rec/audit.db");
     let out = run_env(
-        &["hook"],
-        &[
-            ("MESH_GUARD_CATALOG", catalog.to_string_lossy().into_owned()),
-            ("MESH_GUARD_DB", db.to_string_lossy().into_owned()),
-        ],
+        &strs(&with_paths(&catalog, &db, &["hook"])),
+        // The hook's environment chooses nothing (decision 0059).
+        &[("MESH_GUARD_SYSLOG", "none".into())],
         &bash_event("ssh atlas uptime"),
     );
     assert_eq!(out.code, 2);
@@ -442,11 +465,8 @@ fn a_hook_run_in_process_closes_its_record() {
     let dir = Scratch::new("in-process-close");
     let db = dir.path("rec/audit.db");
     for _ in 0..3 {
-        let out = call_env(
-            &["hook"],
-            &env(&db, "none"),
-            &bash_event("ssh atlas uptime"),
-        );
+        let args = with_paths(&catalog_for(&db, "none"), &db, &["hook"]);
+        let out = call_env(&strs(&args), &[], &bash_event("ssh atlas uptime"));
         assert_eq!(out.code, 2, "{}", out.stderr);
         assert!(!out.stderr.contains("not recorded"), "{}", out.stderr);
     }

@@ -57,7 +57,15 @@ impl Home {
         });
         let bin = std::env::var("MESH_GUARD_TEST_BIN").unwrap_or(common::BIN.to_string());
         let mut child = Command::new(bin);
-        child.args(["hook", "--agent", "claude"]).current_dir(&cwd);
+        // The user's files, named on the command line: a hook takes no path from its
+        // environment, and this home is not the account's (decision 0059).
+        child
+            .args(common::with_paths(
+                &self.home().join(".config/mesh-guard/catalog.toml"),
+                &self.home().join(".local/share/mesh-guard/audit.db"),
+                &["hook", "--agent", "claude"],
+            ))
+            .current_dir(&cwd);
         for var in [
             "MESH_GUARD_CATALOG",
             "MESH_GUARD_DB",

@@ -14,8 +14,7 @@ use crate::error::exit;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-/// Where a hardened install keeps the catalog, the rules and the compiled index.
-pub const SYSTEM_DIR: &str = "/etc/mesh-guard";
+pub use crate::config::SYSTEM_DIR;
 
 /// The tools whose calls the PreToolUse hook sees: the shell and the file writers.
 pub const MATCHER: &str = "Bash|Write|Edit|MultiEdit|NotebookEdit";

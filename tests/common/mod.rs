@@ -225,3 +225,46 @@ pub fn claude_denial(stdout: &str) -> String {
         .expect("reason")
         .to_string()
 }
+
+/// `args` after the global options that name the catalog and the record: how `install`
+/// writes a hook's command line, the only place a hook takes its paths from.
+pub fn with_paths(catalog: &Path, db: &Path, args: &[&str]) -> Vec<String> {
+    let mut all = vec![
+        "--catalog".to_string(),
+        catalog.to_string_lossy().into_owned(),
+        "--db".to_string(),
+        db.to_string_lossy().into_owned(),
+    ];
+    all.extend(args.iter().map(|a| a.to_string()));
+    all
+}
+
+/// `with_paths` as the `&str`s `run` and `call` take.
+pub fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+/// A copy of the plugin's launcher that looks in `places` instead of its fixed ones (which
+/// a test cannot write): the same script, its one list replaced.
+pub fn launcher_looking_in(dir: &Scratch, places: &[&Path]) -> PathBuf {
+    let script = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin/bin/mesh-guard"),
+    )
+    .unwrap();
+    let list: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
+    let start = script
+        .find("\nPLACES='")
+        .expect("the launcher's PLACES line")
+        + 1;
+    let end = start + script[start..].find('\n').unwrap();
+    let copy = format!(
+        "{}PLACES='{}'{}",
+        &script[..start],
+        list.join(" "),
+        &script[end..]
+    );
+    let path = dir.write("plugin/bin/mesh-guard", &copy);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
