@@ -49,11 +49,8 @@ fn a_terminal_is_told_what_the_hook_waits_for() {
     assert_eq!(out.status.code(), Some(2), "{text}");
 
     let piped = run(
-        &["hook"],
-        &[
-            ("MESH_GUARD_CATALOG", &catalog),
-            ("MESH_GUARD_DB", &dir.path("b.db")),
-        ],
+        &strs(&with_paths(&catalog, &dir.path("b.db"), &["hook"])),
+        &[],
         EVENT.as_bytes(),
     );
     assert_eq!(piped.code, 2);

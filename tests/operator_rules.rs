@@ -19,15 +19,12 @@ fn check(dir: &Scratch, command: &str) -> Output {
 
 /// The hook's answer to `command` under the rules in `dir`.
 fn hook(dir: &Scratch, command: &str) -> Output {
-    run(
-        &["hook"],
-        &[
-            ("MESH_GUARD_CATALOG", &example_catalog()),
-            ("MESH_GUARD_DB", &dir.path("a.db")),
-            ("MESH_GUARD_RULES", &dir.path("rules")),
-        ],
-        &bash_event(command),
-    )
+    let mut args = with_paths(&example_catalog(), &dir.path("a.db"), &["--rules"]);
+    args.extend([
+        dir.path("rules").to_string_lossy().into_owned(),
+        "hook".into(),
+    ]);
+    run(&strs(&args), &[], &bash_event(command))
 }
 
 fn rules(dir: &Scratch, text: &str) -> String {

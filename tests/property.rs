@@ -361,13 +361,12 @@ struct Answer {
 fn hook(stdin: &[u8]) -> Answer {
     let dir = std::env::temp_dir();
     let mut child = Command::new(env!("CARGO_BIN_EXE_mesh-guard"))
+        .arg("--catalog")
+        .arg(root().join("examples/catalog.toml"))
+        .arg("--db")
+        .arg(dir.join(format!("mesh-guard-property-{}.db", std::process::id())))
         .arg("hook")
         .current_dir(root())
-        .env("MESH_GUARD_CATALOG", root().join("examples/catalog.toml"))
-        .env(
-            "MESH_GUARD_DB",
-            dir.join(format!("mesh-guard-property-{}.db", std::process::id())),
-        )
         .env_remove("MESH_GUARD_OVERRIDE")
         .env_remove("MESH_GUARD_RULES")
         .stdin(Stdio::piped())

@@ -1,37 +1,19 @@
-//! Scoped overrides through the hook (decision 0015): each term, their combination, the
-//! use-time protection of the scope variable, the record and the `check` preview. Each
-//! case runs with a scratch HOME, so no test reads the real home directory.
+//! Scoped overrides through the hook (decision 0015): each term of a signed grant's scope
+//! (decision 0058), their combination, the record and the `check` preview.
 
 mod common;
+use common::grant;
 use common::*;
 use rusqlite::Connection;
 use std::path::Path;
 
-fn env(dir: &Scratch, reason: Option<&str>, scope: Option<&str>) -> Vec<(&'static str, String)> {
-    std::fs::create_dir_all(dir.path("home")).unwrap();
-    let mut env = vec![
-        (
-            "MESH_GUARD_CATALOG",
-            example_catalog().to_string_lossy().into_owned(),
-        ),
-        (
-            "MESH_GUARD_DB",
-            dir.path("audit.db").to_string_lossy().into_owned(),
-        ),
-        ("HOME", dir.path("home").to_string_lossy().into_owned()),
-        ("CLAUDE_CONFIG_DIR", String::new()),
-        ("CLAUDE_PROJECT_DIR", String::new()),
-        ("ZDOTDIR", String::new()),
-    ];
-    if let Some(reason) = reason {
-        env.push(("MESH_GUARD_OVERRIDE", reason.to_string()));
-    }
-    if let Some(scope) = scope {
-        env.push(("MESH_GUARD_OVERRIDE_SCOPE", scope.to_string()));
-    }
-    env
+/// The operator's grant with `scope` (none: the whole session), signed for this host.
+fn signed(op: &grant::Operator, scope: Option<&str>) -> String {
+    let now = grant::now_ms();
+    let message = grant::message(scope.unwrap_or(""), &grant::host(), now, now + 3_600_000)
+        .replace("reason: incident 4711", "reason: incident 42");
+    op.sign(&op.key, "mesh-guard-override", &message)
 }
-
 /// (kind, reason, scope) of every row, oldest first.
 fn rows(db: &Path) -> Vec<(String, String, String)> {
     if !db.exists() {
@@ -49,22 +31,15 @@ fn rows(db: &Path) -> Vec<(String, String, String)> {
 
 /// The hook's exit code for `command` under `scope`, and the rows it left.
 fn hook(scope: Option<&str>, command: &str) -> (i32, String, Vec<(String, String, String)>) {
-    let dir = Scratch::new("scope");
-    let out = run_env(
-        &["hook"],
-        &env(&dir, Some("incident 42"), scope),
-        &bash_event(command),
-    );
+    let op = grant::Operator::new("scope");
+    let out = op.hook(Some(&signed(&op, scope)), command);
     let message = if out.code == 2 {
         claude_denial(&out.stdout)
     } else {
         String::new()
     };
-    (out.code, message, rows(&dir.path("audit.db")))
+    (out.code, message, rows(&op.db))
 }
-
-const FUTURE: &str = "until:2999-01-01T00:00:00Z";
-const PAST: &str = "until:2020-01-01T00:00:00Z";
 
 #[test]
 fn a_machine_term_covers_that_machine_only() {
@@ -133,23 +108,10 @@ fn a_rule_term_covers_that_rule_only() {
 }
 
 #[test]
-fn until_ends_the_override() {
-    assert_eq!(hook(Some(FUTURE), "ssh atlas uptime").0, 0);
-    let (code, message, rows) = hook(Some(PAST), "ssh atlas uptime");
-    assert_eq!(code, 2);
-    assert!(message.contains("ended"), "{message}");
-    assert_eq!(rows[0].0, "refusal");
-    assert_eq!(
-        hook(Some(&format!("machine:atlas {PAST}")), "ssh atlas uptime").0,
-        2
-    );
-}
-
-#[test]
 fn every_kind_of_term_must_hold() {
-    let scope = format!("machine:atlas rule:remote-access {FUTURE}");
-    assert_eq!(hook(Some(&scope), "ssh atlas uptime").0, 0);
-    assert_eq!(hook(Some(&scope), "ssh orion uptime").0, 2);
+    let scope = "machine:atlas rule:remote-access";
+    assert_eq!(hook(Some(scope), "ssh atlas uptime").0, 0);
+    assert_eq!(hook(Some(scope), "ssh orion uptime").0, 2);
     assert_eq!(
         hook(Some("machine:atlas rule:mesh-unit"), "ssh atlas uptime").0,
         2
@@ -159,50 +121,56 @@ fn every_kind_of_term_must_hold() {
 #[test]
 fn a_malformed_scope_covers_nothing() {
     for scope in [
-        "",
         "atlas",
         "machine:",
         "rule:self-protection",
-        "until:2h",
+        "until:2999-01-01T00:00:00Z",
         "host:atlas",
     ] {
         let (code, message, rows) = hook(Some(scope), "ssh atlas uptime");
         assert_eq!(code, 2, "{scope:?}");
         assert!(message.contains("malformed"), "{scope:?}: {message}");
-        assert_eq!(rows[0].0, "refusal", "{scope:?}");
+        assert_eq!(rows[0].0, "override-attempt", "{scope:?}");
     }
     // Without a scope the override covers the session, as before.
     assert_eq!(hook(None, "ssh orion uptime").0, 0);
 }
 
+/// The scope is the grant's: `MESH_GUARD_OVERRIDE_SCOPE`, which set it before grants were
+/// signed, is no longer read, so a planted one widens nothing.
 #[test]
-fn a_scope_set_by_a_file_the_agent_can_write_is_not_honoured() {
-    let dir = Scratch::new("scope-planted");
-    dir.write(
-        "home/.claude/settings.json",
-        r#"{"env":{"MESH_GUARD_OVERRIDE_SCOPE":"machine:orion"}}"#,
-    );
+fn a_scope_variable_beside_the_grant_changes_nothing() {
+    let op = grant::Operator::new("scope-variable");
+    let granted = signed(&op, Some("machine:atlas"));
+    let paths = op.paths();
+    let mut args: Vec<&str> = paths.iter().map(String::as_str).collect();
+    args.push("hook");
     let out = run_env(
-        &["hook"],
-        &env(&dir, Some("incident 42"), Some("machine:orion")),
+        &args,
+        &[
+            ("MESH_GUARD_OVERRIDE", granted),
+            ("MESH_GUARD_OVERRIDE_SCOPE", "machine:orion".into()),
+        ],
         &bash_event("ssh orion uptime"),
     );
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(claude_denial(&out.stdout).contains("MESH_GUARD_OVERRIDE_SCOPE"));
-    assert_eq!(rows(&dir.path("audit.db"))[0].0, "override-attempt");
+    assert!(claude_denial(&out.stdout).contains("it covers `machine:atlas`"));
 }
 
 #[test]
 fn session_start_records_the_scope() {
-    let dir = Scratch::new("scope-start");
+    let op = grant::Operator::new("scope-start");
+    let paths = op.paths();
+    let mut args: Vec<&str> = paths.iter().map(String::as_str).collect();
+    args.push("session-start");
     let out = run_env(
-        &["session-start"],
-        &env(&dir, Some("incident 42"), Some("machine:atlas")),
+        &args,
+        &[("MESH_GUARD_OVERRIDE", signed(&op, Some("machine:atlas")))],
         br#"{"session_id":"s","cwd":"/tmp","hook_event_name":"SessionStart"}"#,
     );
-    assert_eq!(out.code, 0);
+    assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
-        rows(&dir.path("audit.db")),
+        rows(&op.db),
         vec![(
             "session-start".into(),
             "incident 42".into(),
@@ -226,7 +194,16 @@ fn check_previews_a_scope_before_a_session() {
                 "--",
                 command,
             ],
-            &env(&dir, None, None),
+            &[
+                (
+                    "MESH_GUARD_DB",
+                    dir.path("audit.db").to_string_lossy().into_owned(),
+                ),
+                (
+                    "MESH_GUARD_CATALOG",
+                    example_catalog().to_string_lossy().into_owned(),
+                ),
+            ],
             b"",
         );
         let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
@@ -243,19 +220,17 @@ fn check_previews_a_scope_before_a_session() {
 
 #[test]
 fn widening_a_recorded_scope_breaks_the_chain() {
-    let dir = Scratch::new("scope-tamper");
-    let env = env(&dir, Some("incident 42"), Some("machine:atlas"));
-    assert_eq!(
-        run_env(&["hook"], &env, &bash_event("ssh atlas uptime")).code,
-        0
-    );
+    let op = grant::Operator::new("scope-tamper");
+    let granted = signed(&op, Some("machine:atlas"));
+    assert_eq!(op.hook(Some(&granted), "ssh atlas uptime").code, 0);
+    let env = [("MESH_GUARD_DB", op.db.to_string_lossy().into_owned())];
     assert_eq!(run_env(&["audit", "verify"], &env, b"").code, 0);
     let json = run_env(&["audit", "--format", "json"], &env, b"").stdout;
     assert!(
         json.contains("\"scope\": \"machine:atlas\""),
         "audit shows the scope: {json}"
     );
-    Connection::open(dir.path("audit.db"))
+    Connection::open(&op.db)
         .unwrap()
         .execute("UPDATE events SET scope = ''", [])
         .unwrap();

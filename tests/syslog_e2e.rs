@@ -1,5 +1,5 @@
 //! The record's copy through a real rsyslogd (issue 17): refusals and an override run through the
-//! hook with `MESH_GUARD_SYSLOG=unix:<socket>`, each event arrives with its row's hash, and after
+//! hook with the catalog's `[record] syslog = "unix:<socket>"`, each event arrives with its row's hash, and after
 //! the newest row is deleted `audit verify --log` exits 1 and names it.
 //!
 //! Needs `rsyslogd` (Debian package `rsyslog`, installed by `.ci/run`). Without it the test says so
@@ -104,27 +104,43 @@ fn rsyslog_receives_every_row_and_verify_log_names_the_deleted_one() {
             (&rfc5424_file, Some("RSYSLOG_SyslogProtocol23Format")),
         ],
     );
-    let db = dir.path("rec/audit.db");
-    let mut env = vec![
-        (
-            "MESH_GUARD_CATALOG",
-            example_catalog().to_string_lossy().into_owned(),
+    // The operator's catalog names the system log the hooks forward to (a hook reads no
+    // variable for it), and beside it the operator's allowed_signers.
+    let op = common::grant::Operator::new("syslog-grant");
+    let catalog = std::fs::read_to_string(&op.catalog).unwrap();
+    std::fs::write(
+        &op.catalog,
+        format!(
+            "{catalog}\n[record]\nsyslog = \"unix:{}\"\n",
+            socket.display()
         ),
-        ("MESH_GUARD_DB", db.to_string_lossy().into_owned()),
-        ("MESH_GUARD_SYSLOG", format!("unix:{}", socket.display())),
-    ];
+    )
+    .unwrap();
+    let granted = op.grant(&["--reason", "incident 42"]);
+    let db = dir.path("rec/audit.db");
+    let hook = with_paths(&op.catalog, &db, &["hook"]);
     for command in [
         "ssh atlas uptime",
         "docker logs mesh-controller",
         "journalctl -u mesh-controller",
     ] {
-        let out = run_env(&["hook"], &env, &bash_event(command));
+        let out = run_env(&strs(&hook), &[], &bash_event(command));
         assert_eq!(out.code, 2, "{}", out.stderr);
     }
-    env.push(("MESH_GUARD_OVERRIDE", "incident 42".into()));
-    let out = run_env(&["hook"], &env, &bash_event("ssh atlas uptime"));
+    let out = run_env(
+        &strs(&hook),
+        &[("MESH_GUARD_OVERRIDE", granted)],
+        &bash_event("ssh atlas uptime"),
+    );
     assert_eq!(out.code, 0, "the override was not honoured: {}", out.stderr);
-    env.pop();
+    let env = vec![
+        (
+            "MESH_GUARD_CATALOG",
+            op.catalog.to_string_lossy().into_owned(),
+        ),
+        ("MESH_GUARD_DB", db.to_string_lossy().into_owned()),
+        ("MESH_GUARD_SYSLOG", format!("unix:{}", socket.display())),
+    ];
 
     let conn = Connection::open(&db).unwrap();
     let rows: Vec<(i64, String, String)> = conn
