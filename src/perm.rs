@@ -165,6 +165,16 @@ pub fn can_change(user: &User, path: &Path) -> bool {
 }
 
 /// `bit` is 0o4 (read), 0o2 (write) or 0o1 (execute), checked as the kernel would for `user`.
+/// Whether `user` may read `path`: its read bit for them, and every directory on the way
+/// searchable by them. Root may read anything.
+pub fn can_read(user: &User, path: &Path) -> bool {
+    if user.uid == 0 {
+        return true;
+    }
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    may(user, &absolute, 0o4) && absolute.ancestors().skip(1).all(|dir| may(user, dir, 0o1))
+}
+
 fn may(user: &User, path: &Path, bit: u32) -> bool {
     #[cfg(unix)]
     {

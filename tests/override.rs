@@ -555,3 +555,78 @@ fn audit_reads_back_in_every_format_and_verify_names_an_edited_row() {
     assert_eq!(verify.code, 1);
     assert!(verify.stdout.contains("row 2"), "{}", verify.stdout);
 }
+
+/// `doctor` says who may sign, and warns when an allowed signer's private key lies
+/// unencrypted where the agent's user can read it; a key with a passphrase is no warning.
+#[test]
+fn doctor_names_who_may_sign_and_an_unencrypted_signers_key_the_agent_can_read() {
+    let op = grant::Operator::new("doctor-signers");
+    let home = op.dir.path("agent-home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let locked = home.join(".ssh/id_locked");
+    let status = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "a passphrase", "-f"])
+        .arg(&locked)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let signers = op.catalog.with_file_name("allowed_signers");
+    let mut text = std::fs::read_to_string(&signers).unwrap();
+    text.push_str(&format!(
+        "bob {}",
+        std::fs::read_to_string(locked.with_extension("pub")).unwrap()
+    ));
+    std::fs::write(&signers, text).unwrap();
+    let doctor = || {
+        let out = run_env(
+            &[
+                "--catalog",
+                op.catalog.to_str().unwrap(),
+                "doctor",
+                "--json",
+            ],
+            &[("HOME", home.to_string_lossy().into_owned())],
+            b"",
+        );
+        let report: serde_json::Value = serde_json::from_str(&out.stdout).expect(&out.stdout);
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {}",
+                    f["level"].as_str().unwrap(),
+                    f["what"].as_str().unwrap()
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let findings = doctor();
+    let fingerprint = fingerprint(&op.key.with_extension("pub"));
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.starts_with("ok may sign override grants: alice@ops")
+                && f.contains(&fingerprint)),
+        "{findings:#?}"
+    );
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.starts_with("ok may sign override grants: bob")),
+        "{findings:#?}"
+    );
+    assert!(
+        !findings.iter().any(|f| f.contains("unencrypted")),
+        "{findings:#?}"
+    );
+    std::fs::copy(&op.key, home.join(".ssh/id_ed25519")).unwrap();
+    let findings = doctor();
+    assert!(
+        findings.iter().any(|f| f
+            .starts_with("warn the private key of an allowed signer lies unencrypted at")
+            && f.contains("id_ed25519")),
+        "{findings:#?}"
+    );
+}

@@ -2,6 +2,7 @@
 //! it. Each finding says how to fix it; only what stops the guard working fails.
 
 mod setup;
+mod signers;
 use setup::{agent_user, first_word, installed_hooks, launcher_binary, option_in};
 
 use crate::config::Paths;
@@ -66,6 +67,8 @@ struct InForce {
     launcher: Option<PathBuf>,
     db: PathBuf,
     writable: Vec<PathBuf>,
+    /// `allowed_signers` beside the catalog, when it exists.
+    signers: Option<PathBuf>,
 }
 
 impl InForce {
@@ -101,8 +104,10 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
         rules,
         db,
         writable: Vec::new(),
+        signers: None,
     };
     let modes = check_catalog_and_rules(&found, &mut report);
+    found.signers = signers::check(&found.catalog, found.user.as_ref(), &mut report);
     let hook_bins = check_binaries(&found, &mut report);
     check_installed(&found.installed, &mut report);
     found.writable = check_writable(&found, &hook_bins, &mut report);
@@ -203,8 +208,8 @@ fn check_binaries(found: &InForce, report: &mut Report) -> Vec<PathBuf> {
             } else {
                 Level::Fail
             },
-            "the plugin's launcher finds no mesh-guard (MESH_GUARD_BIN, PATH, ~/.cargo/bin)",
-            "cargo install --locked --path <checkout>, or put mesh-guard on PATH",
+            "the plugin's launcher finds no mesh-guard (/usr/local/bin, /usr/bin, ~/.cargo/bin, ~/.local/bin)",
+            "sudo install -m 0755 mesh-guard /usr/local/bin/, or cargo install --locked --path <checkout>",
         ),
     }
     for bin in &hook_bins {
@@ -249,6 +254,7 @@ fn who(user: Option<&perm::User>) -> String {
 fn check_writable(found: &InForce, hook_bins: &[PathBuf], report: &mut Report) -> Vec<PathBuf> {
     let mut guard_files: Vec<PathBuf> = vec![found.catalog.clone(), found.index.clone()];
     guard_files.extend(found.rules.clone());
+    guard_files.extend(found.signers.clone());
     guard_files.extend(found.launcher.clone());
     guard_files.extend(hook_bins.iter().cloned());
     guard_files.extend(found.managed().map(|m| m.settings.clone()));
@@ -339,6 +345,7 @@ fn print_json(
         "paths": {
             "catalog": found.catalog, "rules": found.rules, "compiled_index": found.index,
             "db": found.db, "binary": std::env::current_exe().ok(),
+            "allowed_signers": found.signers,
             "launcher_binary": found.launcher,
         },
         "agents": found.installed.iter().map(|i| json!({

@@ -1,5 +1,5 @@
-//! The hardened install's root-owned system files: the catalog, rules and compiled index
-//! copied where the agent's user cannot write.
+//! The hardened install's root-owned system files: the catalog, rules, compiled index and
+//! `allowed_signers` copied where the agent's user cannot write.
 
 use std::path::{Path, PathBuf};
 
@@ -33,8 +33,7 @@ pub(crate) fn install_system_files(
     match &paths.rules {
         Some(dir) => replace_tree(dir, &rules)?,
         None => {
-            // An empty directory: passing it keeps MESH_GUARD_RULES from the agent's
-            // environment out of the hook (a flag wins over the variable).
+            // An empty directory, so that the hook's command line always names its rules.
             create_root_dir(&rules)?;
         }
     }
@@ -47,6 +46,18 @@ pub(crate) fn install_system_files(
             .join("\n")
     })?;
     set_mode(&index, 0o644)?;
+    // Who may sign an override grant lives beside the catalog, kept as it is (decision 0058).
+    let signers = crate::grant::allowed_signers_for(&catalog);
+    let given = crate::grant::allowed_signers_for(&paths.catalog);
+    if given.is_file() {
+        copy_root_file(&given, &signers)?;
+        said.push(format!("allowed_signers: {}", signers.display()));
+    } else if !signers.exists() {
+        said.push(format!(
+            "no allowed_signers: no override grant is honoured until the operators' keys are listed in {}",
+            signers.display()
+        ));
+    }
     said.push(format!("catalog: {}", catalog.display()));
     said.push(format!("rules: {}", rules.display()));
     said.push(format!("compiled index: {}", index.display()));

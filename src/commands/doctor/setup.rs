@@ -139,8 +139,8 @@ pub(crate) fn installed_hooks(user: Option<&perm::User>) -> Vec<Installed> {
     found
 }
 
-/// The binary the plugin's launcher would run: `MESH_GUARD_BIN`, then `PATH`, then
-/// `~/.cargo/bin`, skipping the launcher itself (plugin/bin/mesh-guard).
+/// The binary the plugin's launcher would run: the first of its fixed places
+/// (plugin/bin/mesh-guard's `PLACES`), `~` the agent's user's home; never a variable's.
 pub(crate) fn launcher_binary(user: Option<&perm::User>) -> Option<PathBuf> {
     let usable = |p: &Path| {
         p.is_file()
@@ -152,23 +152,22 @@ pub(crate) fn launcher_binary(user: Option<&perm::User>) -> Option<PathBuf> {
                 })
                 .unwrap_or(false)
     };
-    if let Some(bin) = crate::io::var_os("MESH_GUARD_BIN").filter(|b| !b.is_empty()) {
-        let bin = PathBuf::from(bin);
-        return usable(&bin).then_some(bin);
-    }
-    if let Some(path) = crate::io::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            let candidate = dir.join("mesh-guard");
-            if usable(&candidate) {
-                return Some(candidate);
-            }
-        }
-    }
+    // The user database's home, as the launcher takes it (`user.home` may be `HOME`).
     let home = user
-        .map(|u| u.home.clone())
-        .or_else(|| crate::io::var_os("HOME").map(PathBuf::from))?;
-    let cargo = home.join(".cargo/bin/mesh-guard");
-    usable(&cargo).then_some(cargo)
+        .and_then(|u| perm::lookup(&u.name))
+        .map(|u| u.home)
+        .or_else(perm::account_home);
+    let mut places = vec![
+        PathBuf::from("/usr/local/bin/mesh-guard"),
+        PathBuf::from("/usr/bin/mesh-guard"),
+    ];
+    places.extend(home.iter().flat_map(|h| {
+        [
+            h.join(".cargo/bin/mesh-guard"),
+            h.join(".local/bin/mesh-guard"),
+        ]
+    }));
+    places.into_iter().find(|p| usable(p))
 }
 
 pub(crate) fn is_executable(path: &Path) -> bool {
