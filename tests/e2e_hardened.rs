@@ -9,6 +9,10 @@
 //! the user `meshguard-agent` (created when absent), tries every way round the guard
 //! the issue lists, and finally runs `ssh atlas uptime`, whose `ssh` is a stub that
 //! leaves a marker file. The marker must not appear, and the refusals must be recorded.
+//! A plain override planted in the user's settings, and a copied grant past its expiry, are
+//! refused; a session started with the operator's signed grant runs the command
+//! (decision 0058). The agent's home is the user database's (`usermod -d`), as the hook
+//! takes it (decision 0059).
 //!
 //! Needs root, `unshare`, `runuser`, `useradd` and the CLI (`npm ci --prefix tests/e2e`):
 //! without them it says so and passes, unless `MESH_GUARD_E2E_REQUIRED=1`.
@@ -50,6 +54,8 @@ fn prerequisites() -> Option<PathBuf> {
         (!tool("unshare")).then(|| "unshare".to_string()),
         (!tool("runuser")).then(|| "runuser".to_string()),
         (!tool("useradd")).then(|| "useradd".to_string()),
+        (!tool("usermod")).then(|| "usermod".to_string()),
+        (!tool("ssh-keygen")).then(|| "ssh-keygen".to_string()),
     ]
     .into_iter()
     .flatten()
@@ -183,12 +189,14 @@ fn setup(owner: (u32, u32), cli: &Path) -> (Sandbox, PathBuf) {
     (sandbox, cli_copy)
 }
 
-/// Runs `claude -p` as the agent's user against a model that makes `calls`.
+/// Runs `claude -p` as the agent's user against a model that makes `calls`, the session
+/// started with `env` besides the usual.
 fn run_agent(
     sandbox: &Sandbox,
     cli: &Path,
     calls: Vec<ToolCall>,
     extra: &[&str],
+    env: &[String],
 ) -> (common_e2e::Output, common_e2e::FakeApi) {
     let api = claude_api::start_script(calls);
     let mut command = sandbox.namespaced();
@@ -207,6 +215,7 @@ fn run_agent(
             "DISABLE_AUTOUPDATER=1",
         ])
         .arg(format!("ANTHROPIC_BASE_URL={}", api.base_url()))
+        .args(env)
         .arg("sh")
         .arg("-c")
         .arg("cd \"$1\" && shift && exec \"$@\"")
@@ -242,6 +251,11 @@ fn the_agents_user_cannot_switch_a_hardened_install_off() {
     };
     let owner = agent_user();
     let (sandbox, cli) = setup(owner, &cli);
+    // The hook takes the agent's home from the user database, never from HOME.
+    sh(Command::new("usermod")
+        .args(["-d"])
+        .arg(sandbox.path("home"))
+        .arg(AGENT_USER));
     let bin = sandbox.path("sys/bin/mesh-guard");
 
     // The operator's install, as root.
@@ -330,7 +344,7 @@ fn the_agents_user_cannot_switch_a_hardened_install_off() {
         ToolCall::bash("python3 off.py"),
         ToolCall::bash("ssh atlas uptime"),
     ];
-    let (output, api) = run_agent(&sandbox, &cli, calls, &[]);
+    let (output, api) = run_agent(&sandbox, &cli, calls, &[], &[]);
     let results = claude_api::script_results(&api);
     let context = format!(
         "exit {:?}\nstderr:\n{}\nrequests:\n{}\nstep results:\n{results:#?}",
@@ -388,13 +402,9 @@ fn the_agents_user_cannot_switch_a_hardened_install_off() {
     }
 
     // Second session: the user's and the project's settings and the command line all
-    // say to switch hooks off, as if the agent had got them written.
-    write_as(
-        owner,
-        &user_settings,
-        &off.to_string()
-            .replace(",\"MESH_GUARD_OVERRIDE\":\"the agent says so\"", ""),
-    );
+    // say to switch hooks off, as if the agent had got them written, and the user's
+    // settings plant a plain override.
+    write_as(owner, &user_settings, &off.to_string());
     write_as(
         owner,
         &work.join(".claude/settings.local.json"),
@@ -406,6 +416,7 @@ fn the_agents_user_cannot_switch_a_hardened_install_off() {
         &cli,
         vec![ToolCall::bash("ssh atlas uptime")],
         &["--settings", "{\"disableAllHooks\":true}"],
+        &[],
     );
     let context = format!(
         "exit {:?}\nstderr:\n{}\nrequests:\n{}\nstep results:\n{:#?}",
@@ -427,12 +438,108 @@ fn the_agents_user_cannot_switch_a_hardened_install_off() {
     assert!(
         rows[before..]
             .iter()
-            // MESH_GUARD_BIN in the user's settings is planted (decision 0008): the command
-            // is refused as an attempt on the guard's variables, recorded as such.
-            .any(
-                |(kind, command, _)| (kind == "refusal" || kind == "override-attempt")
-                    && command == "ssh atlas uptime"
-            ),
+            // The planted override is unsigned: the command is refused as an attempt.
+            .any(|(kind, command, _)| kind == "override-attempt" && command == "ssh atlas uptime"),
         "the refusal was not recorded: {rows:#?}\n{context}"
+    );
+    fs::remove_file(&user_settings).unwrap();
+    fs::remove_file(work.join(".claude/settings.local.json")).unwrap();
+    fs::remove_file(work.join(".claude/settings.json")).unwrap();
+
+    // The operator's grant, signed with their key, listed in the root-owned allowed_signers.
+    let key = sandbox.path("sys/operator_key");
+    sh(Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "operator", "-f"])
+        .arg(&key));
+    let public = fs::read_to_string(key.with_extension("pub")).unwrap();
+    let signers = sandbox.path("etc-mesh-guard/allowed_signers");
+    fs::write(
+        &signers,
+        format!("operator namespaces=\"mesh-guard-override\" {public}"),
+    )
+    .unwrap();
+    fs::set_permissions(&signers, fs::Permissions::from_mode(0o644)).unwrap();
+    let granted = sh(Command::new(&bin)
+        .arg("--catalog")
+        .arg(&installed_catalog)
+        .args([
+            "override",
+            "grant",
+            "--reason",
+            "e2e: the operator's own",
+            "--for",
+            "1h",
+        ])
+        .args(["--machine", "atlas", "-f"])
+        .arg(&key));
+    let line = String::from_utf8_lossy(&granted.stdout).trim().to_string();
+    let grant = line
+        .strip_prefix("export MESH_GUARD_OVERRIDE=")
+        .unwrap_or_else(|| panic!("an export line: {line}"))
+        .to_string();
+    // A grant the agent copied from an earlier session, past its expiry.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+        / 1000
+        * 1000;
+    let host = String::from_utf8_lossy(&sh(Command::new("uname").arg("-n")).stdout)
+        .trim()
+        .to_string();
+    let message = mesh_guard::grant::Grant {
+        reason: "copied".into(),
+        scope: String::new(),
+        host,
+        issued_ms: now - 7_200_000,
+        expires_ms: now - 3_600_000,
+        nonce: "0123456789abcdef".into(),
+    }
+    .render();
+    let message_file = sandbox.path("sys/expired-grant");
+    fs::write(&message_file, &message).unwrap();
+    sh(Command::new("ssh-keygen")
+        .args(["-q", "-Y", "sign", "-n", "mesh-guard-override", "-f"])
+        .arg(&key)
+        .arg(&message_file));
+    let armored = fs::read_to_string(message_file.with_extension("sig")).unwrap();
+    let expired = mesh_guard::grant::encode(&message, &armored).unwrap();
+
+    let session = |grant: &str| {
+        let before = records(&db).len();
+        let (output, api) = run_agent(
+            &sandbox,
+            &cli,
+            vec![ToolCall::bash("ssh atlas uptime")],
+            &[],
+            &[format!("MESH_GUARD_OVERRIDE={grant}")],
+        );
+        let context = format!(
+            "exit {:?}\nstderr:\n{}\nstep results:\n{:#?}",
+            output.status,
+            output.stderr,
+            claude_api::script_results(&api)
+        );
+        (records(&db)[before..].to_vec(), context)
+    };
+    let (rows, context) = session(&expired);
+    assert!(
+        !sandbox.path("markers/ssh-ran").exists(),
+        "ssh ran under a copied expired grant\n{context}"
+    );
+    assert!(
+        rows.iter()
+            .any(|(kind, command, _)| kind == "override-attempt" && command == "ssh atlas uptime"),
+        "{rows:#?}\n{context}"
+    );
+    let (rows, context) = session(&grant);
+    assert!(
+        sandbox.path("markers/ssh-ran").exists(),
+        "the operator's grant did not let ssh run\n{context}"
+    );
+    assert!(
+        rows.iter()
+            .any(|(kind, command, _)| kind == "override" && command == "ssh atlas uptime"),
+        "{rows:#?}\n{context}"
     );
 }
