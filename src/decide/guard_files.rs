@@ -95,11 +95,21 @@ impl Guard<'_> {
                 .map(|dir| (dir.clone(), Reach::Named(names.clone())))
                 .collect();
         }
+        if !writer.output_options.is_empty()
+            || !writer.output_dir_options.is_empty()
+            || !writer.remote_name_options.is_empty()
+            || writer.saves_urls
+        {
+            return downloaded(writer, args);
+        }
         let target = option_values(args, &writer.target_options).pop();
+        let base = option_values(args, &writer.base_dir_options).pop();
         let values: Vec<usize> = args
             .iter()
             .enumerate()
-            .filter(|(_, a)| writer.target_options.contains(a))
+            .filter(|(_, a)| {
+                writer.target_options.contains(a) || writer.base_dir_options.contains(a)
+            })
             .map(|(i, _)| i + 1)
             .collect();
         let words: Vec<String> = args
@@ -115,6 +125,7 @@ impl Guard<'_> {
                     .to_string()
             })
             .filter(|w| !w.starts_with('-'))
+            .map(|w| under(base.as_deref(), w))
             .collect();
         if !writer.into_directory || (words.len() < 2 && target.is_none()) {
             let reach = || {
@@ -296,4 +307,37 @@ pub(super) enum Reach {
     /// What a directory holds whose names match one of these patterns (`find -name`);
     /// everything when there are none.
     Named(Vec<String>),
+}
+
+/// `word` as a path under `dir`, when it is relative to it.
+fn under(dir: Option<&str>, word: String) -> String {
+    match dir {
+        Some(dir) if !word.starts_with(['/', '~']) => {
+            format!("{}/{word}", dir.trim_end_matches('/'))
+        }
+        _ => word,
+    }
+}
+
+/// The files a downloader writes: its output options' values, and each URL's own file
+/// name where it saves URLs by name, under its output directory. The URLs are only read.
+fn downloaded(writer: &crate::rules::Writer, args: &[String]) -> Vec<(String, Reach)> {
+    let dir = option_values(args, &writer.output_dir_options).pop();
+    let mut out: Vec<(String, Reach)> = option_values(args, &writer.output_options)
+        .into_iter()
+        .filter(|file| file != "-")
+        .map(|file| (under(dir.as_deref(), file), Reach::Whole))
+        .collect();
+    let by_name = args.iter().any(|a| writer.remote_name_options.contains(a))
+        || (writer.saves_urls && out.is_empty());
+    if by_name {
+        for url in args.iter().filter(|a| a.contains("://")) {
+            let path = url.split(['?', '#']).next().unwrap_or(url);
+            let name = path.rsplit('/').next().unwrap_or("");
+            if !name.is_empty() && !path.ends_with("://") {
+                out.push((under(dir.as_deref(), name.to_string()), Reach::Whole));
+            }
+        }
+    }
+    out
 }

@@ -261,6 +261,26 @@ pub struct Writer {
     /// Its words after the first are code, read for the paths they name (`sqlite3 DB SQL`).
     #[serde(default)]
     pub code_operands: bool,
+    /// Options whose value is the one file it writes (`curl -o FILE`, `wget -O FILE`); its
+    /// other words are what it reads (URLs), not files it writes.
+    #[serde(default)]
+    pub output_options: Vec<String>,
+    /// Options whose value is the directory its output lands in (`curl --output-dir`,
+    /// `wget -P`).
+    #[serde(default)]
+    pub output_dir_options: Vec<String>,
+    /// Options after which each URL it fetches is saved under the URL's own file name
+    /// (`curl -O`).
+    #[serde(default)]
+    pub remote_name_options: Vec<String>,
+    /// Without an output option, each URL it fetches is saved under its own file name
+    /// (`wget URL`).
+    #[serde(default)]
+    pub saves_urls: bool,
+    /// Options whose value is the directory its file operands are relative to (`git -C DIR`,
+    /// `git --work-tree DIR`).
+    #[serde(default)]
+    pub base_dir_options: Vec<String>,
 }
 
 /// An agent CLI: started from inside a session, it must start with the guard's hooks.
