@@ -23,9 +23,7 @@ pub(crate) fn check(
                 "no {}: no one may sign an override grant, so none is honoured",
                 path.display()
             ),
-            format!(
-                "to allow overrides, list the operators' keys there (ssh-keygen's ALLOWED SIGNERS format): NAME namespaces=\"mesh-guard-override\" ssh-ed25519 AAAA…; keep it as the catalog is (root-owned in a hardened install)"
-            ),
+            "to allow overrides, list the operators' keys there (ssh-keygen's ALLOWED SIGNERS format): NAME namespaces=\"mesh-guard-override\" ssh-ed25519 AAAA…; keep it as the catalog is (root-owned in a hardened install)",
         );
         return None;
     }
