@@ -77,6 +77,7 @@ pub fn account_home() -> Option<PathBuf> {
     #[cfg(all(unix, not(target_os = "linux")))]
     {
         use std::os::unix::ffi::OsStrExt;
+        // SAFETY: `passwd` is plain old data; all zeroes is a valid value to be filled in.
         let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
         let mut buffer = vec![0 as libc::c_char; 16 * 1024];
         let mut found: *mut libc::passwd = std::ptr::null_mut();
