@@ -380,7 +380,8 @@ fn every_surface_names_the_refusals_tools() {
     ];
     let mut failures = Vec::new();
     for (name, command, _, _) in CASES.iter().filter(|c| c.2 == Some(REEL)) {
-        let refused = call_env(&["hook"], &env, &bash_event(command));
+        let hook = with_paths(&catalog, &dir.path("a.db"), &["hook"]);
+        let refused = call_env(&strs(&hook), &env, &bash_event(command));
         let message = claude_denial(&refused.stdout);
         let searched = call_env(&["search", command], &env, b"");
         check_golden(
@@ -416,7 +417,8 @@ fn every_surface_names_the_refusals_tools() {
         &table.stdout,
         &mut failures,
     );
-    let start = call_env(&["session-start"], &env, b"{}");
+    let session_start = with_paths(&catalog, &dir.path("a.db"), &["session-start"]);
+    let start = call_env(&strs(&session_start), &env, b"{}");
     check_golden(
         &repo().join("tests/golden/reel/session-start.json"),
         &start.stdout,
