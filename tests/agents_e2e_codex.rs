@@ -13,7 +13,9 @@
 
 mod common_e2e;
 
-use common_e2e::{FakeApi, Output, Reply, Request, Scene, agent_cli, doc_block, run};
+use common_e2e::{
+    FakeApi, Output, Reply, Request, Scene, agent_cli, doc_block, run, with_guard_paths,
+};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -114,10 +116,13 @@ fn run_codex(cli: &Path, install: Install, guard_on_path: bool, bypass_trust: bo
     match install {
         Install::HooksJson => std::fs::write(
             codex_home.join("hooks.json"),
-            doc_block("codex.md", "json", 0),
+            with_guard_paths(&doc_block("codex.md", "json", 0), &scene.db),
         )
         .unwrap(),
-        Install::ConfigToml => config.push_str(&doc_block("codex.md", "toml", 0)),
+        Install::ConfigToml => config.push_str(&with_guard_paths(
+            &doc_block("codex.md", "toml", 0),
+            &scene.db,
+        )),
     }
     std::fs::write(codex_home.join("config.toml"), config).unwrap();
 

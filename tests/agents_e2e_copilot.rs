@@ -13,7 +13,9 @@
 
 mod common_e2e;
 
-use common_e2e::{FakeApi, Output, Reply, Request, Scene, agent_cli, doc_block, run};
+use common_e2e::{
+    FakeApi, Output, Reply, Request, Scene, agent_cli, doc_block, run, with_guard_paths,
+};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -127,7 +129,7 @@ fn run_copilot(cli: &Path, guard_on_path: bool) -> CopilotRun {
     std::fs::create_dir_all(copilot_home.join("hooks")).unwrap();
     std::fs::write(
         copilot_home.join("hooks/mesh-guard.json"),
-        doc_block("copilot.md", "json", 0),
+        with_guard_paths(&doc_block("copilot.md", "json", 0), &scene.db),
     )
     .unwrap();
 

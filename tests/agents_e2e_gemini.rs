@@ -12,7 +12,7 @@
 
 mod common_e2e;
 
-use common_e2e::{FakeApi, Reply, Request, Scene, agent_cli, doc_block, run};
+use common_e2e::{FakeApi, Reply, Request, Scene, agent_cli, doc_block, run, with_guard_paths};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -74,8 +74,9 @@ fn function_responses(api: &FakeApi) -> Vec<Value> {
 
 /// The configuration from docs/agents/gemini.md (its first JSON block, the launcher line
 /// included), plus API-key auth.
-fn install_hook(home: &Path) {
-    let mut settings: Value = serde_json::from_str(&doc_block("gemini.md", "json", 0)).unwrap();
+fn install_hook(home: &Path, db: &Path) {
+    let mut settings: Value =
+        serde_json::from_str(&with_guard_paths(&doc_block("gemini.md", "json", 0), db)).unwrap();
     settings["security"] = json!({"auth": {"selectedType": "gemini-api-key"}});
     std::fs::create_dir_all(home.join(".gemini")).unwrap();
     std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).unwrap();
@@ -92,7 +93,7 @@ struct Run {
 /// `mesh-guard` binary off PATH, as a broken install would.
 fn run_gemini(cli: &Path, guard_on_path: bool) -> Run {
     let scene = Scene::new();
-    install_hook(&scene.home);
+    install_hook(&scene.home, &scene.db);
     let api = fake_gemini(scene.commands());
     let mut command = scene.command(cli, guard_on_path);
     command

@@ -62,6 +62,20 @@ pub fn doc_block(doc: &str, lang: &str, n: usize) -> String {
         .to_string()
 }
 
+/// A documented hook configuration with the guard's catalog and record named on the hook's
+/// command line: a hook takes its paths from there, never from its environment
+/// (decision 0059), and this home is not the account's.
+pub fn with_guard_paths(block: &str, db: &Path) -> String {
+    block.replace(
+        "mesh-guard hook",
+        &format!(
+            "mesh-guard --catalog {} --db {} hook",
+            root().join("examples/catalog.toml").display(),
+            db.display()
+        ),
+    )
+}
+
 /// One request the CLI made to the fake API.
 #[derive(Clone, Debug)]
 pub struct Request {
@@ -306,7 +320,8 @@ impl Scene {
 
     /// `cli` in the working directory, with this home, and mesh-guard as installed: on PATH
     /// (unless `guard_on_path` is false, as a broken install would leave it), its catalog and
-    /// record from the environment, no operator override.
+    /// record in the environment for its MCP server (the hooks take them from their command
+    /// line, `with_guard_paths`), no operator override.
     pub fn command(&self, cli: &Path, guard_on_path: bool) -> Command {
         let bin_dir = Path::new(env!("CARGO_BIN_EXE_mesh-guard"))
             .parent()
