@@ -6,6 +6,12 @@
 //! happened: whether the command ran (a sentinel file it writes) and what the
 //! model was told (the `tool_result` the CLI sent back).
 //!
+//! A hook reads no variable for its binary, catalog or record (decision 0059): each case
+//! loads a copy of the plugin whose launcher looks for the guard where the case says (its
+//! fixed places are not a test's to write) and whose hooks name the case's catalog and
+//! record on their command line, as an operator's own install would; the rest of the plugin
+//! is the repository's, byte for byte.
+//!
 //! The CLI comes from npm (`npm ci --prefix tests/e2e`, pinned by the lockfile
 //! there) or from `MESH_GUARD_CLAUDE`. Without it these tests cannot run; they
 //! say so loudly, and fail when `MESH_GUARD_E2E_REQUIRED=1` (as in `.ci/e2e`).
@@ -40,9 +46,10 @@ fn claude_cli() -> Option<PathBuf> {
         // and eprint! of passing tests, and this must show on `cargo test`.
         let line = match &found {
             Ok(cli) => format!("e2e: running with {}", cli_version(cli)),
-            Err(why) => {
-                format!("e2e: end-to-end tests NOT run: {why} (the CLI: npm ci --prefix tests/e2e)")
-            }
+            Err(why) => format!(
+                "e2e: Claude Code CLI not installed ({why}); run npm ci --prefix tests/e2e \
+                 — end-to-end tests NOT run"
+            ),
         };
         let _ = writeln!(std::io::stderr(), "\n{line}\n");
         found
@@ -59,17 +66,6 @@ fn claude_cli() -> Option<PathBuf> {
 /// Finds the CLI and checks that it starts: npm leaves a stub in its place
 /// when the package's postinstall did not run.
 fn probe_cli() -> Result<PathBuf, String> {
-    // These cases point the plugin's hooks at the guard with MESH_GUARD_BIN, _CATALOG and
-    // _DB, which a hook no longer reads (decision 0059): its binary and files are the
-    // account's, from the user database. Until the cases run the CLI as a user of their own
-    // whose home holds them (as tests/e2e_hardened.rs does), they cannot show anything.
-    if std::env::var_os("MESH_GUARD_E2E_PLUGIN_REWORKED").is_none() {
-        return Err(
-            "the plugin e2e still steers the hooks with variables they no longer read \
-             (decision 0059); it must run the CLI as its own user first"
-                .into(),
-        );
-    }
     let cli = match std::env::var_os("MESH_GUARD_CLAUDE") {
         Some(path) => PathBuf::from(path),
         None => repo_root().join("tests/e2e/node_modules/.bin/claude"),
@@ -109,8 +105,38 @@ fn guard_binary() -> PathBuf {
     }
 }
 
-fn catalog() -> PathBuf {
-    repo_root().join("examples/catalog.toml")
+/// The plugin's files with its launcher looking for the guard at `guard` only, and its
+/// hooks naming `catalog` and `db`: written into `dir`.
+fn plugin_copy(dir: &Path, guard: &Path, catalog: &Path, db: &Path) {
+    let from = repo_root().join("plugin");
+    for file in [
+        "bin/mesh-guard",
+        "hooks/hooks.json",
+        ".claude-plugin/plugin.json",
+    ] {
+        let mut text = fs::read_to_string(from.join(file)).expect("read the plugin");
+        if file == "bin/mesh-guard" {
+            let start = text.find("\nPLACES='").expect("the launcher's PLACES") + 1;
+            let end = start + text[start..].find('\n').unwrap();
+            text.replace_range(start..end, &format!("PLACES='{}'", guard.display()));
+        }
+        if file == "hooks/hooks.json" {
+            let paths = format!(
+                "/bin/mesh-guard\\\" --catalog '{}' --db '{}' ",
+                catalog.display(),
+                db.display()
+            );
+            text = text.replace("/bin/mesh-guard\\\" ", &paths);
+            assert!(
+                text.contains("--catalog"),
+                "the hooks' command lines: {text}"
+            );
+        }
+        let to = dir.join(file);
+        fs::create_dir_all(to.parent().unwrap()).expect("create the plugin copy");
+        fs::write(&to, text).expect("write the plugin copy");
+        fs::set_permissions(&to, fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
 }
 
 /// Where a case keeps its files: HOME, working directory, audit database.
@@ -127,10 +153,51 @@ impl Sandbox {
             .join(case);
         // Left over from an earlier run: a stale sentinel would fake a pass.
         let _ = fs::remove_dir_all(&root);
-        for dir in ["home", "work"] {
+        for dir in ["home", "work", "etc"] {
             fs::create_dir_all(root.join(dir)).expect("create sandbox");
         }
+        fs::copy(
+            repo_root().join("examples/catalog.toml"),
+            root.join("etc/catalog.toml"),
+        )
+        .expect("copy the catalog");
         Sandbox { root }
+    }
+    /// The operator's catalog, with `allowed_signers` beside it once a grant is signed.
+    fn catalog(&self) -> PathBuf {
+        self.root.join("etc/catalog.toml")
+    }
+    /// A grant signed by the operator's key (listed in `allowed_signers`) with
+    /// `mesh-guard override grant`: the `MESH_GUARD_OVERRIDE` value.
+    fn grant(&self, args: &[&str]) -> String {
+        let key = self.root.join("operator_key");
+        if !key.exists() {
+            let made = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-C", "operator", "-f"])
+                .arg(&key)
+                .status()
+                .expect("ssh-keygen");
+            assert!(made.success());
+            let public = fs::read_to_string(key.with_extension("pub")).unwrap();
+            fs::write(
+                self.root.join("etc/allowed_signers"),
+                format!("operator namespaces=\"mesh-guard-override\" {public}"),
+            )
+            .unwrap();
+        }
+        let out = Command::new(guard_binary())
+            .arg("--catalog")
+            .arg(self.catalog())
+            .args(["override", "grant"])
+            .args(args)
+            .arg("-f")
+            .arg(&key)
+            .output()
+            .expect("mesh-guard override grant");
+        let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        line.strip_prefix("export MESH_GUARD_OVERRIDE=")
+            .unwrap_or_else(|| panic!("{line} {}", String::from_utf8_lossy(&out.stderr)))
+            .to_string()
     }
     fn home(&self) -> PathBuf {
         self.root.join("home")
@@ -214,6 +281,8 @@ struct Run<'a> {
     plugin: Plugin,
     /// Environment beyond the defaults; `None` removes a variable.
     env: Vec<(&'static str, Option<String>)>,
+    /// Where the plugin copy's launcher finds the guard.
+    guard: PathBuf,
 }
 
 struct Outcome {
@@ -295,7 +364,14 @@ impl<'a> Run<'a> {
             call,
             plugin: Plugin::Dir,
             env: Vec::new(),
+            guard: guard_binary(),
         }
+    }
+
+    /// The guard the plugin's launcher finds (default: this build's).
+    fn guard(mut self, guard: PathBuf) -> Self {
+        self.guard = guard;
+        self
     }
 
     fn bash(sandbox: &'a Sandbox, cli: &'a Path, command: &str) -> Run<'a> {
@@ -304,11 +380,6 @@ impl<'a> Run<'a> {
 
     fn env(mut self, key: &'static str, value: impl Into<String>) -> Self {
         self.env.push((key, Some(value.into())));
-        self
-    }
-
-    fn env_remove(mut self, key: &'static str) -> Self {
-        self.env.push((key, None));
         self
     }
 
@@ -325,7 +396,14 @@ impl<'a> Run<'a> {
             .args(["--output-format", "stream-json", "--verbose"])
             .args(["--permission-mode", "bypassPermissions"]);
         if let Plugin::Dir = self.plugin {
-            cmd.arg("--plugin-dir").arg(repo_root().join("plugin"));
+            let dir = self.sandbox.root.join("plugin");
+            plugin_copy(
+                &dir,
+                &self.guard,
+                &self.sandbox.catalog(),
+                &self.sandbox.db(),
+            );
+            cmd.arg("--plugin-dir").arg(dir);
         }
         base_env(&mut cmd, self.sandbox);
         cmd.env("ANTHROPIC_BASE_URL", api.base_url());
@@ -368,8 +446,9 @@ fn base_env(cmd: &mut Command, sandbox: &Sandbox) {
         .env("DISABLE_AUTOUPDATER", "1")
         // bypassPermissions is refused to root outside a declared sandbox.
         .env("IS_SANDBOX", "1")
-        .env("MESH_GUARD_BIN", guard_binary())
-        .env("MESH_GUARD_CATALOG", catalog())
+        // For the plugin's MCP server, an operator's command: the hooks take theirs from
+        // their command line.
+        .env("MESH_GUARD_CATALOG", sandbox.catalog())
         .env("MESH_GUARD_DB", sandbox.db());
 }
 
@@ -379,7 +458,7 @@ fn base_env(cmd: &mut Command, sandbox: &Sandbox) {
 fn refusal_message(sandbox: &Sandbox, command: &str) -> String {
     let output = Command::new(guard_binary())
         .args(["check", "--json", "--mcp", "--", command])
-        .env("MESH_GUARD_CATALOG", catalog())
+        .env("MESH_GUARD_CATALOG", sandbox.catalog())
         .env("MESH_GUARD_DB", sandbox.root.join("check.db"))
         .output()
         .expect("run mesh-guard check");
@@ -406,12 +485,26 @@ fn install_from_marketplace(sandbox: &Sandbox, cli: &Path) -> String {
     .expect("marketplace.json is JSON");
     let marketplace = manifest["name"].as_str().expect("a marketplace name");
     let plugin = format!("mesh-guard@{marketplace}");
+    // The repository's marketplace, its plugin the case's copy (`plugin_copy`).
+    let market = sandbox.root.join("market");
+    fs::create_dir_all(market.join(".claude-plugin")).expect("create the marketplace copy");
+    fs::copy(
+        repo_root().join(".claude-plugin/marketplace.json"),
+        market.join(".claude-plugin/marketplace.json"),
+    )
+    .expect("copy marketplace.json");
+    plugin_copy(
+        &market.join("plugin"),
+        &guard_binary(),
+        &sandbox.catalog(),
+        &sandbox.db(),
+    );
     let steps: [Vec<String>; 2] = [
         vec![
             "plugin".into(),
             "marketplace".into(),
             "add".into(),
-            repo_root().display().to_string(),
+            market.display().to_string(),
         ],
         vec!["plugin".into(), "install".into(), plugin.clone()],
     ];
@@ -528,7 +621,7 @@ fn override_runs_and_is_recorded() {
     let command = format!("touch {}; ssh atlas uptime", sandbox.sentinel().display());
     let reason = "e2e: operator repairs atlas";
     let out = Run::bash(&sandbox, &cli, &command)
-        .env("MESH_GUARD_OVERRIDE", reason)
+        .env("MESH_GUARD_OVERRIDE", sandbox.grant(&["--reason", reason]))
         .go();
     out.assert_completed();
     assert!(
@@ -564,9 +657,8 @@ fn override_runs_and_is_recorded() {
     );
 }
 
-/// No mesh-guard anywhere the launcher looks (no MESH_GUARD_BIN, none on
-/// PATH, no ~/.cargo/bin in the fresh HOME): every command is refused, and
-/// the model is told how to install it.
+/// No mesh-guard where the launcher looks: every command is refused, and the
+/// model is told how to install it.
 #[test]
 fn missing_binary_blocks() {
     let Some(cli) = claude_cli() else { return };
@@ -581,7 +673,7 @@ fn missing_binary_blocks() {
     }
     let command = format!("touch {}", sandbox.sentinel().display());
     let out = Run::bash(&sandbox, &cli, &command)
-        .env_remove("MESH_GUARD_BIN")
+        .guard(sandbox.root.join("no-such-mesh-guard"))
         .env("PATH", path)
         .go();
     out.assert_completed();
@@ -602,15 +694,17 @@ fn missing_binary_blocks() {
     );
 }
 
-/// MESH_GUARD_BIN naming nothing is not quietly replaced by another binary.
+/// A binary a variable names is not run (decision 0059): with none in the
+/// launcher's places, MESH_GUARD_BIN naming the real guard changes nothing.
 #[test]
-fn missing_binary_named_by_env_blocks() {
+fn a_binary_named_by_a_variable_is_not_run() {
     let Some(cli) = claude_cli() else { return };
     let sandbox = Sandbox::new("missing-env");
     let command = format!("touch {}", sandbox.sentinel().display());
     let nowhere = sandbox.root.join("no-such-mesh-guard");
     let out = Run::bash(&sandbox, &cli, &command)
-        .env("MESH_GUARD_BIN", nowhere.display().to_string())
+        .guard(nowhere)
+        .env("MESH_GUARD_BIN", guard_binary().display().to_string())
         .go();
     out.assert_completed();
     assert!(
@@ -633,9 +727,7 @@ fn crashing_binary_blocks() {
     let sandbox = Sandbox::new("crash");
     let crash = sandbox.script("crashing-mesh-guard", "#!/bin/sh\nkill -SEGV $$\n");
     let command = format!("touch {}", sandbox.sentinel().display());
-    let out = Run::bash(&sandbox, &cli, &command)
-        .env("MESH_GUARD_BIN", crash.display().to_string())
-        .go();
+    let out = Run::bash(&sandbox, &cli, &command).guard(crash).go();
     out.assert_completed();
     assert!(
         !sandbox.sentinel().exists(),
@@ -680,8 +772,9 @@ fn write_tool_cannot_set_the_override() {
 }
 
 /// An override the agent planted in the project's `settings.local.json` reaches
-/// the hook through the settings' `env` (issue 11); it is not the operator's, so
-/// the command is refused and the attempt recorded, never an override (0008).
+/// the hook through the settings' `env` (issue 11); unsigned, it is not the
+/// operator's, so the command is refused and the attempt recorded, never an
+/// override (decision 0058).
 #[test]
 fn an_override_planted_in_project_settings_is_not_honoured() {
     let Some(cli) = claude_cli() else { return };
@@ -702,8 +795,8 @@ fn an_override_planted_in_project_settings_is_not_honoured() {
         out.explain()
     );
     assert!(
-        out.tool_result().contains("settings.local.json"),
-        "the refusal does not name the file: {}",
+        out.tool_result().contains("not a signed grant"),
+        "the refusal does not say why: {}",
         out.explain()
     );
     let records = sandbox.records();
@@ -723,7 +816,7 @@ fn an_override_planted_in_project_settings_is_not_honoured() {
 
 /// `{"env":{"MESH_GUARD_BIN":"/bin/true"}}` in the project's settings would make
 /// the launcher run a binary that passes everything (issue 11). The launcher
-/// sees the variable set by a file the agent can write and runs nothing.
+/// reads no variable (decision 0059): the guard runs and refuses.
 #[test]
 fn a_binary_planted_in_project_settings_is_not_run() {
     let Some(cli) = claude_cli() else { return };
@@ -740,8 +833,9 @@ fn a_binary_planted_in_project_settings_is_not_run() {
         out.explain()
     );
     assert!(
-        out.tool_result().contains("MESH_GUARD_BIN is set by"),
-        "{}",
+        out.tool_result()
+            .contains(&refusal_message(&sandbox, &command)),
+        "the model did not get the guard's message\n{}",
         out.explain()
     );
 }
@@ -757,9 +851,9 @@ fn a_scoped_override_covers_its_machine_only() {
             "touch {}; ssh -o BatchMode=yes -o ConnectTimeout=1 {machine} true",
             sandbox.sentinel().display()
         );
+        let grant = sandbox.grant(&["--reason", "e2e: incident on atlas", "--machine", "atlas"]);
         let out = Run::bash(&sandbox, &cli, &command)
-            .env("MESH_GUARD_OVERRIDE", "e2e: incident on atlas")
-            .env("MESH_GUARD_OVERRIDE_SCOPE", "machine:atlas")
+            .env("MESH_GUARD_OVERRIDE", grant)
             .go();
         out.assert_completed();
         assert_eq!(
@@ -863,7 +957,7 @@ fn mcp_search_answers_the_model() {
     // The same answer as the CLI's own search, best first.
     let search = Command::new(guard_binary())
         .args(["search", "ssh atlas journalctl -u mesh-controller"])
-        .env("MESH_GUARD_CATALOG", catalog())
+        .env("MESH_GUARD_CATALOG", sandbox.catalog())
         .output()
         .expect("run mesh-guard search");
     let best = String::from_utf8_lossy(&search.stdout)
