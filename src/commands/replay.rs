@@ -33,7 +33,7 @@ pub fn run(paths: &Paths, given: &[PathBuf], format: Format) -> i32 {
     let sources: Vec<(PathBuf, Option<&'static str>)> = if given.is_empty() {
         let home = crate::io::var_os("HOME")
             .map(PathBuf::from)
-            .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf()))
+            .or_else(crate::perm::account_home)
             .unwrap_or_default();
         let var = |name: &str| {
             crate::io::var_os(name)
