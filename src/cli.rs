@@ -5,6 +5,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 mod hook_argv;
+use hook_argv::without_env;
 mod override_args;
 pub use override_args::*;
 
@@ -49,23 +50,6 @@ impl Args {
         args.db = args.db.or_else(|| var("MESH_GUARD_DB"));
         args.rules = args.rules.or_else(|| var("MESH_GUARD_RULES"));
         Ok(args)
-    }
-}
-
-/// The command line without the paths' variables: how a hook's is read.
-fn without_env(command: clap::Command) -> clap::Command {
-    let no_env = |arg: clap::Arg| arg.env(None);
-    command
-        .mut_arg("catalog", no_env)
-        .mut_arg("db", no_env)
-        .mut_arg("rules", no_env)
-}
-
-impl Command {
-    /// Whether this is one of the hooks an agent runs, whose paths come from their command
-    /// line and fixed places only: no environment variable steers them (decision 0059).
-    pub fn is_hook(&self) -> bool {
-        matches!(self, Command::Hook { .. } | Command::SessionStart { .. })
     }
 }
 

@@ -78,3 +78,20 @@ fn agent_choice(value: &str) -> Option<AgentChoice> {
         _ => return None,
     })
 }
+
+/// The command line without the paths' variables: how a hook's is read.
+pub(super) fn without_env(command: clap::Command) -> clap::Command {
+    let no_env = |arg: clap::Arg| arg.env(None);
+    command
+        .mut_arg("catalog", no_env)
+        .mut_arg("db", no_env)
+        .mut_arg("rules", no_env)
+}
+
+impl Command {
+    /// Whether this is one of the hooks an agent runs, whose paths come from their command
+    /// line and fixed places only: no environment variable steers them (decision 0059).
+    pub fn is_hook(&self) -> bool {
+        matches!(self, Command::Hook { .. } | Command::SessionStart { .. })
+    }
+}
