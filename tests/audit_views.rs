@@ -29,6 +29,8 @@ fn event(kind: Kind, minute: i64, command: &str) -> Event {
         shape: String::new(),
         reason: String::new(),
         scope: String::new(),
+        signer: String::new(),
+        grant_expires: String::new(),
     }
 }
 
