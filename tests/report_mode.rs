@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Scratch, bash_event, call_env, example_catalog};
+use common::{Scratch, bash_event, call_env, example_catalog, strs, with_paths};
 use serde_json::Value;
 
 /// A scratch directory with the example catalog plus `extra`, and `module_mode` set on the
@@ -20,6 +20,8 @@ fn setup(name: &str, extra: &str, gateway_mode: Option<&str>) -> Scratch {
         );
     }
     text.push_str(extra);
+    // A hook takes its system log from the catalog, never its environment (decision 0059).
+    text.push_str("\n[record]\nsyslog = \"none\"\n");
     dir.write("catalog.toml", &text);
     dir
 }
@@ -35,9 +37,14 @@ fn env(dir: &Scratch) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The hook's command line, its paths on it as `install` writes them.
+fn hook_args(dir: &Scratch) -> Vec<String> {
+    with_paths(&dir.path("catalog.toml"), &dir.path("audit.db"), &["hook"])
+}
+
 /// The hook's exit for a Bash command.
 fn hook(dir: &Scratch, command: &str) -> common::Output {
-    call_env(&["hook"], &env(dir), &bash_event(command))
+    call_env(&strs(&hook_args(dir)), &[], &bash_event(command))
 }
 
 /// Every recorded row, oldest first, as `audit --format json` gives them.
@@ -196,7 +203,7 @@ fn the_guards_own_protection_and_the_override_rules_are_never_reported() {
         "tool_input": {"file_path": catalog, "content": "version = 1\n"},
         "tool_use_id": "toolu_2",
     });
-    let out = call_env(&["hook"], &env(&dir), write.to_string().as_bytes());
+    let out = call_env(&strs(&hook_args(&dir)), &[], write.to_string().as_bytes());
     assert_eq!(out.code, 2, "{}", out.stdout);
     assert!(rows(&dir).iter().all(|r| r["kind"] != "would-refuse"));
 }
@@ -345,10 +352,15 @@ fn a_would_refuse_row_is_forwarded_to_the_system_log_like_every_row() {
     let socket = dir.path("log.sock");
     let listener = std::os::unix::net::UnixDatagram::bind(&socket).unwrap();
     listener.set_nonblocking(true).unwrap();
-    let mut vars = env(&dir);
-    vars.retain(|(k, _)| *k != "MESH_GUARD_SYSLOG");
-    vars.push(("MESH_GUARD_SYSLOG", format!("unix:{}", socket.display())));
-    let out = call_env(&["hook"], &vars, &bash_event("ssh atlas uptime"));
+    let catalog = std::fs::read_to_string(dir.path("catalog.toml")).unwrap();
+    dir.write(
+        "catalog.toml",
+        &catalog.replace(
+            "syslog = \"none\"",
+            &format!("syslog = \"unix:{}\"", socket.display()),
+        ),
+    );
+    let out = hook(&dir, "ssh atlas uptime");
     assert_eq!(out.code, 0, "{}", out.stderr);
     let mut buf = vec![0u8; 64 * 1024];
     let n = listener.recv(&mut buf).expect("the row was forwarded");
