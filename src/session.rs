@@ -86,6 +86,34 @@ pub fn verify_grant_on(
     )
 }
 
+/// What the record shows as the command: the shell command, or the file a tool writes.
+fn shown_command(event: &Event) -> String {
+    match &event.action {
+        hook::Action::Shell { command } => command.clone(),
+        hook::Action::WriteFile { path, .. } => format!("write {path}"),
+        hook::Action::Other => String::new(),
+    }
+}
+
+/// The row of a refusal (or a would-refuse): its rule, target, the tools it named, and the
+/// shape that needs a tool when it named none.
+fn refusal_row(
+    kind: Kind,
+    event: &Event,
+    command: &str,
+    refusal: &Refusal,
+    instead: &[Suggestion],
+) -> Row {
+    let mut row = row(kind, event, command);
+    row.rule = refusal.rule.id().to_string();
+    row.target = refusal.target.clone();
+    row.tools = instead.iter().map(|s| s.tool.clone()).collect();
+    if instead.is_empty() {
+        row.shape = refusal.shape.clone();
+    }
+    row
+}
+
 /// A row's grant columns: the scope signed, who signed it and when it expires.
 fn with_grant(mut row: Row, grant: &crate::grant::Verified) -> Row {
     row.scope = grant.grant.scope.clone();
@@ -103,18 +131,8 @@ pub fn answer_refusal(
     instead: &[Suggestion],
     message: &str,
 ) -> i32 {
-    let command = match &event.action {
-        hook::Action::Shell { command } => command.clone(),
-        hook::Action::WriteFile { path, .. } => format!("write {path}"),
-        hook::Action::Other => String::new(),
-    };
-    let mut refused = row(Kind::Refusal, event, &command);
-    refused.rule = refusal.rule.id().to_string();
-    refused.target = refusal.target.clone();
-    refused.tools = instead.iter().map(|s| s.tool.clone()).collect();
-    if instead.is_empty() && !refusal.shape.is_empty() {
-        refused.shape = refusal.shape.clone();
-    }
+    let command = shown_command(event);
+    let mut refused = refusal_row(Kind::Refusal, event, &command, refusal, instead);
     // A broken setup: the record says what the operator must fix, as the message does.
     if let crate::decide::Why::Broken(broken) = &refusal.why {
         refused.reason = crate::message::setup::reason(broken);
@@ -196,18 +214,13 @@ pub fn answer_reported(
     instead: &[Suggestion],
     message: &str,
 ) -> i32 {
-    let command = match &event.action {
-        hook::Action::Shell { command } => command.clone(),
-        hook::Action::WriteFile { path, .. } => format!("write {path}"),
-        hook::Action::Other => String::new(),
-    };
-    let mut reported = row(Kind::WouldRefuse, event, &command);
-    reported.rule = refusal.rule.id().to_string();
-    reported.target = refusal.target.clone();
-    reported.tools = instead.iter().map(|s| s.tool.clone()).collect();
-    if instead.is_empty() {
-        reported.shape = refusal.shape.clone();
-    }
+    let mut reported = refusal_row(
+        Kind::WouldRefuse,
+        event,
+        &shown_command(event),
+        refusal,
+        instead,
+    );
     reported.reason = message.to_string();
     if let Err(e) = append(paths, &reported) {
         errln!("{}", not_recorded(paths, &e));
