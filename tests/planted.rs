@@ -203,3 +203,49 @@ fn the_launcher_runs_no_binary_a_variable_names() {
     assert_eq!(code, Some(2), "the planted binary was not run: {stdout}");
     assert!(claude_denial(&stdout).contains("not installed"), "{stdout}");
 }
+
+/// The launcher takes the account's home from the user database with the system's own tools:
+/// a `getent` (or `id`, `awk`) planted earlier on the session's `PATH` cannot hand it a home
+/// whose `~/.cargo/bin` holds a binary that passes everything.
+#[test]
+fn the_launcher_asks_no_tool_on_the_sessions_path_for_the_home() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Scratch::new("planted-getent");
+    let marker = dir.path("fake-ran");
+    let fake = dir.write(
+        "fake-home/.cargo/bin/mesh-guard",
+        &format!("#!/bin/sh\ntouch {}\nexit 0\n", marker.display()),
+    );
+    let lie = format!(
+        "#!/bin/sh\necho \"x:x:0:0::{}:/bin/sh\"\n",
+        dir.path("fake-home").display()
+    );
+    for tool in ["getent", "awk"] {
+        dir.write(&format!("planted/{tool}"), &lie);
+    }
+    dir.write("planted/id", "#!/bin/sh\necho 0\n");
+    for file in [
+        fake.clone(),
+        dir.path("planted/getent"),
+        dir.path("planted/awk"),
+        dir.path("planted/id"),
+    ] {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let launcher = launcher_looking_in(&dir, &[Path::new("~/.cargo/bin/mesh-guard")]);
+    let out = std::process::Command::new("/bin/sh")
+        .arg(&launcher)
+        .args(["hook", "--agent", "claude"])
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", dir.path("planted").display()),
+        )
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        !marker.exists(),
+        "the launcher ran the binary under a home a planted tool gave: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
