@@ -186,6 +186,25 @@ fn hot_text(out: &std::path::Path, link_args: &[String]) {
     println!("cargo:rustc-link-arg-bins=-T");
     println!("cargo:rustc-link-arg-bins={shown}");
     println!("cargo:rustc-env=MESH_GUARD_HOT_TEXT=applied");
+    // The names in the list are a compiler's (its mangling, its standard library): another
+    // compiler's build still links, laid out as far as the names match, and its test says it
+    // did not check.
+    println!("cargo:rerun-if-env-changed=RUSTC");
+    let written_for = list
+        .lines()
+        .find_map(|l| l.strip_prefix("# rustc "))
+        .unwrap_or("unknown")
+        .trim()
+        .to_string();
+    let built_by = std::process::Command::new(var("RUSTC"))
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|v| v.split_whitespace().nth(1).map(str::to_string))
+        .unwrap_or_else(|| "unknown".to_string());
+    println!("cargo:rustc-env=MESH_GUARD_HOT_TEXT_WRITTEN_FOR={written_for}");
+    println!("cargo:rustc-env=MESH_GUARD_HOT_TEXT_BUILT_BY={built_by}");
 }
 
 /// Whether this build's linker takes `script`: `fn main() {}` compiled and linked by the
