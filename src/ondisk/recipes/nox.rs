@@ -120,7 +120,7 @@ fn steps(body: &str) -> Vec<Step> {
                     .collect();
                 steps.push(Step::Shell(words.join(" ")));
             }
-            rest = &inner[1..];
+            rest = inner;
         }
     }
     steps

@@ -270,3 +270,19 @@ fn the_file_is_found_upward_and_a_hostile_one_is_unreadable_fast() {
     // Answered without waiting on the FIFO's writer or reading the device.
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
+
+#[test]
+fn a_noxfile_call_whose_argument_starts_with_a_wide_character_is_read() {
+    let nox = nox::parse(
+        "@nox.session\ndef t(session):\n    session.run(é)\n    session.run(\"ssh\", \"atlas\")\n",
+    )
+    .unwrap();
+    assert_eq!(
+        shell(&nox, "t"),
+        [
+            code(crate::shell::UNKNOWN.encode_utf8(&mut [0; 4])),
+            code("ssh atlas")
+        ],
+        "{nox:?}"
+    );
+}
