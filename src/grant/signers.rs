@@ -205,16 +205,32 @@ fn pattern_list_matches(list: &str, name: &str) -> bool {
     matched
 }
 
+/// `*` and `?` globbing, iterative: a `*` retried one name byte further on a mismatch, so the
+/// work is bounded by the lengths' product and no pattern in the file deepens the stack.
 fn glob(pattern: &[u8], name: &[u8]) -> bool {
-    match (pattern.first(), name.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => {
-            glob(&pattern[1..], name) || (!name.is_empty() && glob(pattern, &name[1..]))
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((at, from)) => {
+                    p = at + 1;
+                    n = from + 1;
+                    star = Some((at, from + 1));
+                }
+                None => return false,
+            },
         }
-        (Some(b'?'), Some(_)) => glob(&pattern[1..], &name[1..]),
-        (Some(p), Some(n)) if p == n => glob(&pattern[1..], &name[1..]),
-        _ => false,
     }
+    pattern[p.min(pattern.len())..].iter().all(|&c| c == b'*')
 }
 
 #[cfg(test)]
@@ -276,5 +292,36 @@ mod tests {
                 .unwrap_err()
                 .contains("not in allowed_signers")
         );
+    }
+
+    #[test]
+    fn a_hostile_namespace_pattern_is_matched_in_bounded_work() {
+        let key = PublicKey::from_openssh(KEY).unwrap();
+        let deep =
+            AllowedSigners::parse(&format!("a namespaces=\"{}x\" {KEY}", "*".repeat(500_000)));
+        assert!(
+            deep.allows(key.key_data(), "mesh-guard-override", 0)
+                .is_err()
+        );
+        let wide = AllowedSigners::parse(&format!("a namespaces=\"{}x\" {KEY}", "*?".repeat(40)));
+        assert!(
+            wide.allows(key.key_data(), "mesh-guard-override", 0)
+                .is_err()
+        );
+        for (pattern, name, matches) in [
+            ("mesh-guard-*", "mesh-guard-override", true),
+            ("*-override", "mesh-guard-override", true),
+            ("m?sh*over*", "mesh-guard-override", true),
+            ("*", "", true),
+            ("?", "", false),
+            ("mesh", "mesh-guard-override", false),
+            ("*guard", "mesh-guard-override", false),
+        ] {
+            assert_eq!(
+                glob(pattern.as_bytes(), name.as_bytes()),
+                matches,
+                "{pattern}"
+            );
+        }
     }
 }
