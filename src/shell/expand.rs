@@ -326,6 +326,10 @@ impl Walker<'_> {
         match output {
             // bash drops a substitution's trailing newlines.
             Stdin::Text(text) => text.trim_end_matches('\n').to_string(),
+            Stdin::Bytes(bytes) => crate::shell::shell_text(&bytes).map_or_else(
+                || UNKNOWN.to_string(),
+                |text| text.trim_end_matches('\n').to_string(),
+            ),
             _ => UNKNOWN.to_string(),
         }
     }

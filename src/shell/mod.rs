@@ -25,6 +25,12 @@ pub fn is_known(word: &str) -> bool {
     !word.contains(UNKNOWN)
 }
 
+/// What a shell reads of bytes a decoder printed, as its script or a substitution's value:
+/// bash and dash drop NUL bytes there, so a NUL is no way to hide a payload from the walk.
+pub(crate) fn shell_text(bytes: &[u8]) -> Option<String> {
+    String::from_utf8(bytes.iter().copied().filter(|&b| b != 0).collect()).ok()
+}
+
 /// Limits that keep every input cheap; past them the command is unverifiable.
 pub const MAX_COMMANDS: usize = 4096;
 pub const MAX_ALTERNATIVES: usize = 256;

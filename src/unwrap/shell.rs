@@ -5,7 +5,8 @@ use crate::shell::{Command, Stdin};
 pub(crate) fn stdin_text(command: &Command) -> Option<String> {
     match &command.stdin {
         Stdin::Text(text) => Some(text.clone()),
-        Stdin::Bytes(_) | Stdin::Unknown | Stdin::Inherited => None,
+        Stdin::Bytes(bytes) => crate::shell::shell_text(bytes),
+        Stdin::Unknown | Stdin::Inherited => None,
     }
 }
 
