@@ -162,3 +162,29 @@ fn nothing_is_read_for_a_command_that_runs_no_guarded_program() {
     let log = touched(dir, "npm run build").unwrap();
     assert!(log.contains("package.json"));
 }
+
+#[test]
+fn cargo_make_is_read_behind_cargo_own_options() {
+    let scratch = common::Scratch::new("late-cargo-make");
+    let dir = &scratch.0;
+    scratch.write(
+        "Makefile.toml",
+        "[tasks.a]\nscript = \"ssh atlas uptime\"\n",
+    );
+    for command in [
+        "cargo make a",
+        "cargo +nightly make a",
+        "cargo --color never make a",
+        "cargo --config net.offline=true make a",
+        "cargo -Z unstable-options make a",
+    ] {
+        assert_eq!(check(dir, command).0, "refuse", "{command}");
+    }
+    for command in [
+        "cargo build --bin make",
+        "cargo +nightly build",
+        "cargo --color never test make",
+    ] {
+        assert_eq!(check(dir, command).0, "pass", "{command}");
+    }
+}

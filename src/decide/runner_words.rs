@@ -35,6 +35,10 @@ pub(super) fn invocation<'a>(runner: &'a Runner, args: &'a [String]) -> Option<I
             call.extra = args[at + 1..].to_vec();
             break;
         }
+        // `cargo +nightly make`: rustup's toolchain, before the subcommand.
+        if runner.subcommand.is_some() && operands.is_empty() && word.starts_with('+') {
+            continue;
+        }
         // `just --list`, `task --dry`, `tox list`: nothing runs.
         let subcommand = !word.starts_with('-') && operands.is_empty();
         if (word.starts_with('-') || subcommand) && takes(&runner.inert, word) {

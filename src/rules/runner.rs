@@ -87,15 +87,13 @@ fn values<'a>(entry: &'a str, key: &str) -> Vec<&'a str> {
 
 /// The runner `program` is when its arguments are `args` (`cargo make …`), if any.
 pub fn runner(program: &str, args: &[String]) -> Option<Runner> {
-    let first_operand = args
-        .iter()
-        .find(|a| !a.starts_with('-'))
-        .map(String::as_str);
+    // Where the subcommand stands is for the runner's words to say (`cargo --color never
+    // make`): here it need only be among them.
     let entry = entries().find(|entry| {
         values(entry, "names").contains(&program)
             && values(entry, "subcommand")
                 .first()
-                .is_none_or(|sub| first_operand == Some(*sub))
+                .is_none_or(|sub| args.iter().any(|a| a == sub))
     })?;
     // The file is the crate's own and its test reads every entry: it parses.
     toml::from_str::<Runner>(entry).ok()
