@@ -188,3 +188,31 @@ fn cargo_make_is_read_behind_cargo_own_options() {
         assert_eq!(check(dir, command).0, "pass", "{command}");
     }
 }
+
+/// An option the runner's rules do not know may take the next word: `npm --color false run a`
+/// is read both ways, so the recipe behind it is found (it had been taken for a flag, and
+/// `false` for the subcommand, which ran nothing). Known options still read one way.
+#[test]
+fn a_runner_option_the_rules_do_not_know_is_read_both_ways() {
+    let scratch = common::Scratch::new("late-npm-unknown-option");
+    let dir = &scratch.0;
+    scratch.write(
+        "package.json",
+        r#"{"scripts": {"a": "ssh atlas uptime", "build": "tsc"}}"#,
+    );
+    for command in [
+        "npm run a",
+        "npm --color false run a",
+        "npm --no-such-option value run a",
+        "npm --silent run a",
+    ] {
+        assert_eq!(check(dir, command).0, "refuse", "{command}");
+    }
+    for command in [
+        "npm --color false run build",
+        "npm --silent run build",
+        "npm --loglevel a run build",
+    ] {
+        assert_eq!(check(dir, command).0, "pass", "{command}");
+    }
+}

@@ -5,7 +5,7 @@
 //! walked as the shell code they are, with the recipes they call, to a bound. A recipe
 //! that cannot be read is unknown code; a file that is not there runs nothing.
 
-use super::runner_words::{Invocation, invocation};
+use super::runner_words::{Invocation, invocations};
 use super::*;
 use crate::ondisk::recipes::{Found, Lookup, Recipes, Step, quote};
 use crate::rules::runner::{self, Runner};
@@ -17,9 +17,9 @@ const MAX_RECIPES: usize = 256;
 impl Guard<'_> {
     /// The recipes a task runner runs, walked as shell code (see the module's note).
     pub(super) fn recipes(&self, command: &Command, walk: &mut Walk) {
-        let Some(disk) = self.protected.disk.clone() else {
+        if self.protected.disk.is_none() {
             return;
-        };
+        }
         let Some(first) = command.words.first() else {
             return;
         };
@@ -27,7 +27,14 @@ impl Guard<'_> {
         let Some(runner) = &runner::runner(base_name(first), args) else {
             return;
         };
-        let Some(call) = invocation(runner, args) else {
+        for call in invocations(runner, args) {
+            self.recipes_of(command, runner, &call, walk);
+        }
+    }
+
+    /// The recipes one reading of a runner's words runs, walked.
+    fn recipes_of(&self, command: &Command, runner: &Runner, call: &Invocation, walk: &mut Walk) {
+        let Some(disk) = self.protected.disk.clone() else {
             return;
         };
         let typed = command.words.join(" ");
@@ -85,7 +92,7 @@ impl Guard<'_> {
             self.payload(code, command.depth + 1, &[], walk);
             walk.reading.pop();
         }
-        let wanted = self.wanted(runner, &call, &recipes);
+        let wanted = self.wanted(runner, call, &recipes);
         self.run_recipes(runner, &recipes, wanted, &call.extra, command, walk);
         (walk.cwd, walk.cwd_unknown) = outer;
     }

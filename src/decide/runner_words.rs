@@ -5,7 +5,7 @@
 use crate::rules::runner::Runner;
 
 /// What a runner's words ask for.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub(super) struct Invocation<'a> {
     pub(super) file: Option<&'a str>,
     pub(super) dir: Option<&'a str>,
@@ -25,7 +25,26 @@ pub(super) struct Invocation<'a> {
     pub(super) after_run: bool,
 }
 
-pub(super) fn invocation<'a>(runner: &'a Runner, args: &'a [String]) -> Option<Invocation<'a>> {
+/// Each way the runner may read `args`: an option its rules do not know may be a flag or take
+/// the next word (`npm --color false run deploy`), so both readings are walked (decision
+/// 0053's rule for unknown options); one reading when every option is known.
+pub(super) fn invocations<'a>(runner: &'a Runner, args: &'a [String]) -> Vec<Invocation<'a>> {
+    let as_flag = invocation(runner, args, false);
+    let with_value = invocation(runner, args, true);
+    let mut readings: Vec<Invocation<'a>> = as_flag.into_iter().collect();
+    if let Some(other) = with_value.filter(|w| !readings.contains(w)) {
+        readings.push(other);
+    }
+    readings
+}
+
+/// `args` read with every option the runner's rules do not know taken as a flag, or, with
+/// `unknown_takes_value`, as taking the next word.
+fn invocation<'a>(
+    runner: &'a Runner,
+    args: &'a [String],
+    unknown_takes_value: bool,
+) -> Option<Invocation<'a>> {
     let mut call = Invocation::default();
     let mut operands: Vec<&str> = Vec::new();
     let mut words = args.iter().enumerate();
@@ -75,7 +94,7 @@ pub(super) fn invocation<'a>(runner: &'a Runner, args: &'a [String]) -> Option<I
             } else if takes(&runner.recipe_options, name) {
                 let names = value().unwrap_or_default();
                 call.named.extend(names.split(',').map(str::to_string));
-            } else if takes(&runner.value_options, name) {
+            } else if takes(&runner.value_options, name) || !runners_own && unknown_takes_value {
                 value();
             }
             continue;
