@@ -43,9 +43,51 @@ pub(crate) struct Fields<'a> {
     pub grant_expires: &'a str,
 }
 
+/// A SHA-256 to hash rows with. The hook appends with ours, which asks the CPU nothing
+/// (decision 0044); `audit verify` hashes every row of the record, and `sha2`'s SHA instructions
+/// do that several times faster (decision 0062). Both give the same digest.
+pub(crate) trait RowDigest {
+    fn start() -> Self;
+    fn add(&mut self, b: &[u8]);
+    fn finish(self) -> [u8; 32];
+}
+
+impl RowDigest for Sha256 {
+    fn start() -> Self {
+        Sha256::new()
+    }
+    fn add(&mut self, b: &[u8]) {
+        self.update(b);
+    }
+    fn finish(self) -> [u8; 32] {
+        self.finalize()
+    }
+}
+
+impl RowDigest for sha2::Sha256 {
+    fn start() -> Self {
+        sha2::Digest::new()
+    }
+    fn add(&mut self, b: &[u8]) {
+        sha2::Digest::update(self, b);
+    }
+    fn finish(self) -> [u8; 32] {
+        sha2::Digest::finalize(self).into()
+    }
+}
+
 /// The hash of a row in `format`, or `None` when no row of that format could hold these fields
 /// (an unknown format, or a format-1 row that has a shape), which verification treats as an edit.
 pub(crate) fn row_hash(format: i64, prev: &[u8], f: &Fields<'_>) -> Option<[u8; 32]> {
+    row_hash_with::<Sha256>(format, prev, f)
+}
+
+/// [`row_hash`] computed with `H`.
+pub(crate) fn row_hash_with<H: RowDigest>(
+    format: i64,
+    prev: &[u8],
+    f: &Fields<'_>,
+) -> Option<[u8; 32]> {
     match format {
         1 if !f.shape.is_empty() => return None,
         // Rows from before the scope column cannot have one.
@@ -55,7 +97,7 @@ pub(crate) fn row_hash(format: i64, prev: &[u8], f: &Fields<'_>) -> Option<[u8; 
         1..=4 => {}
         _ => return None,
     }
-    let mut h = Sha256::new();
+    let mut h = H::start();
     // Every variable-length field carries its length, so no two different rows share an encoding
     // (without it, "ab"+"c" and "a"+"bc" would hash alike).
     bytes(&mut h, prev);
@@ -92,16 +134,16 @@ pub(crate) fn row_hash(format: i64, prev: &[u8], f: &Fields<'_>) -> Option<[u8; 
         bytes(&mut h, f.signer.as_bytes());
         bytes(&mut h, f.grant_expires.as_bytes());
     }
-    Some(h.finalize())
+    Some(h.finish())
 }
 
-fn int(h: &mut Sha256, v: i64) {
-    h.update(v.to_be_bytes());
+fn int(h: &mut impl RowDigest, v: i64) {
+    h.add(&v.to_be_bytes());
 }
 
-fn bytes(h: &mut Sha256, b: &[u8]) {
-    h.update((b.len() as u64).to_be_bytes());
-    h.update(b);
+fn bytes(h: &mut impl RowDigest, b: &[u8]) {
+    h.add(&(b.len() as u64).to_be_bytes());
+    h.add(b);
 }
 
 /// Lower-case hex, for showing a hash to an operator.

@@ -254,7 +254,7 @@ pub(crate) fn link(r: &rusqlite::Row<'_>) -> rusqlite::Result<chain::Link> {
         };
         let tools: Vec<String> = serde_json::from_str(&t.tools).ok()?;
         let f = t.fields(id, time_ms, &tools, &granted);
-        let want = chain::row_hash(format, &prev, &f)?;
+        let want = chain::row_hash_with::<sha2::Sha256>(format, &prev, &f)?;
         Some(want.as_slice() == hash.as_slice())
     })()
     .unwrap_or(false);
