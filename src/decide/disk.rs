@@ -270,7 +270,10 @@ impl Guard<'_> {
         let args = &command.words[1..];
         match disk.definition(name) {
             crate::ondisk::disk::Definition::Alias(text) => {
-                let quoted: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
+                let quoted: Vec<String> = args
+                    .iter()
+                    .map(|a| crate::shell::quote::requoted(a))
+                    .collect();
                 let source = format!("{text} {}", quoted.join(" "));
                 self.payload(&source, command.depth + 1, &command.env, walk);
             }
@@ -289,16 +292,4 @@ impl Guard<'_> {
             crate::ondisk::disk::Definition::None => {}
         }
     }
-}
-
-/// A word quoted so the shell reads it back as that one word.
-fn shell_quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
-    {
-        return word.to_string();
-    }
-    format!("'{}'", word.replace('\'', "'\\''"))
 }

@@ -7,8 +7,9 @@
 
 use super::runner_words::{Invocation, invocations};
 use super::*;
-use crate::ondisk::recipes::{Found, Lookup, Recipes, Step, quote};
+use crate::ondisk::recipes::{Found, Lookup, Recipes, Step};
 use crate::rules::runner::{self, Runner};
+use crate::shell::quote::requoted;
 use std::collections::HashSet;
 
 /// Recipes run for one command, at most; past it the command cannot be verified.
@@ -63,8 +64,11 @@ impl Guard<'_> {
         let as_command = |walk: &mut Walk| {
             if runner.runs_commands && call.after_run {
                 let words: Vec<String> = call.operands.iter().map(|w| w.to_string()).collect();
-                let words: Vec<String> =
-                    words.iter().chain(&call.extra).map(|w| quote(w)).collect();
+                let words: Vec<String> = words
+                    .iter()
+                    .chain(&call.extra)
+                    .map(|w| requoted(w))
+                    .collect();
                 self.payload(&words.join(" "), command.depth + 1, &[], walk);
             }
         };
@@ -208,7 +212,7 @@ impl Guard<'_> {
                         if top && runner.arguments {
                             for word in args.iter().chain(extra) {
                                 code.push(' ');
-                                code.push_str(&quote(word));
+                                code.push_str(&requoted(word));
                             }
                         }
                         walk.reading.push((typed.clone(), what.clone()));

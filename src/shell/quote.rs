@@ -35,6 +35,17 @@ pub fn quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', "'\\''"))
 }
 
+/// One word as shell text for the walk to read again (a recipe's or a script's arguments
+/// written into its code): bare or `'…'` as [`quote`] gives it, but never `$'…'`, so a part
+/// that cannot be known stays the marker it is, and is read as unknown again rather than as
+/// an escaped byte.
+pub fn requoted(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(is_bare) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
 /// Words as one command line: each quoted, except a word holding a part that cannot be
 /// known, which is shown as the command wrote it (`"$APP_DIR"`), from `written`.
 pub fn join(words: &[String], written: &[(String, String)]) -> String {
@@ -76,6 +87,16 @@ fn is_bare(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requoted_keeps_the_unknown_marker_where_quote_escapes_it() {
+        let word = format!("db{UNKNOWN}.lan");
+        assert_eq!(requoted(&word), format!("'db{UNKNOWN}.lan'"));
+        assert_eq!(quote(&word), "$'db\\x00.lan'");
+        assert_eq!(requoted("it's"), "'it'\\''s'");
+        assert_eq!(requoted("web-01"), "web-01");
+        assert_eq!(requoted(""), "''");
+    }
 
     #[test]
     fn words_come_back_whole() {

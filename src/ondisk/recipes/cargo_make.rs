@@ -3,7 +3,8 @@
 //! runner (`@duckscript`, `@rust`), a script file, `extend` and `env` interpolation
 //! (`${VAR}`) are not read: unknown.
 
-use super::{Recipe, Recipes, Step, quote};
+use super::{Recipe, Recipes, Step};
+use crate::shell::quote::requoted;
 use toml::Value;
 
 pub(super) fn parse(text: &str) -> Option<Recipes> {
@@ -64,9 +65,13 @@ pub(super) fn parse(text: &str) -> Option<Recipes> {
                 words.push(arg.as_str().map(String::from));
             }
             steps.push(match words.into_iter().collect::<Option<Vec<String>>>() {
-                Some(words) if !words.iter().any(|w| w.contains("${")) => {
-                    Step::Shell(words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" "))
-                }
+                Some(words) if !words.iter().any(|w| w.contains("${")) => Step::Shell(
+                    words
+                        .iter()
+                        .map(|w| requoted(w))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ),
                 _ => Step::Unknown,
             });
         }

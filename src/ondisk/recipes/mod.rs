@@ -182,18 +182,6 @@ fn read_one(format: Format, path: &str, shown: &str, dir: String, files: &mut dy
     }
 }
 
-/// A word quoted so a shell reads it back as that one word.
-pub(crate) fn quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
-    {
-        return word.to_string();
-    }
-    format!("'{}'", word.replace('\'', "'\\''"))
-}
-
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;

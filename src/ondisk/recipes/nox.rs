@@ -5,8 +5,9 @@
 //! Sessions run by default: all of them, or `nox.options.sessions` when it is a list of
 //! strings.
 
-use super::{Recipe, Recipes, Step, quote};
+use super::{Recipe, Recipes, Step};
 use crate::shell::UNKNOWN;
+use crate::shell::quote::requoted;
 
 pub(super) fn parse(text: &str) -> Option<Recipes> {
     let mut recipes = Recipes::default();
@@ -116,7 +117,7 @@ fn steps(body: &str) -> Vec<Step> {
             } else {
                 let words: Vec<String> = positional
                     .iter()
-                    .map(|a| literal(a).map_or(UNKNOWN.to_string(), |w| quote(&w)))
+                    .map(|a| literal(a).map_or(UNKNOWN.to_string(), |w| requoted(&w)))
                     .collect();
                 steps.push(Step::Shell(words.join(" ")));
             }

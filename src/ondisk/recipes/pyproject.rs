@@ -2,7 +2,8 @@
 //! `call` is a Python function: unknown) and poetry's `[tool.poetry.scripts]` and PEP 621's
 //! `[project.scripts]` (Python entry points: the module's file, read as Python code).
 
-use super::{Recipe, Recipes, Step, quote};
+use super::{Recipe, Recipes, Step};
+use crate::shell::quote::requoted;
 use toml::Value;
 
 fn table<'a>(document: &'a toml::Table, path: &[&str]) -> Option<&'a toml::Table> {
@@ -67,7 +68,7 @@ fn command_step(command: &Value) -> Step {
         Value::String(line) => Step::Shell(line.clone()),
         Value::Array(words) => words
             .iter()
-            .map(|w| w.as_str().map(quote))
+            .map(|w| w.as_str().map(requoted))
             .collect::<Option<Vec<_>>>()
             .map_or(Step::Unknown, |words| Step::Shell(words.join(" "))),
         _ => Step::Unknown,
