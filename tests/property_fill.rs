@@ -16,24 +16,10 @@ use mesh_guard::search::{Answer, search};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
+#[allow(dead_code)]
+#[path = "common/xorshift.rs"]
+mod xorshift;
+use xorshift::XorShift;
 
 const MACHINE_NAMES: &[&str] = &[
     "ops", "edge", "render", "encoder", "vault", "atlas", "orion", "kiln", "quay", "ledger",
@@ -419,7 +405,7 @@ fn every_placeholder_the_command_determines_is_filled() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x0f11_3030_u64);
-    let mut rng = XorShift(seed.max(1));
+    let mut rng = XorShift::new(seed);
     let rules = Rules::load(None).unwrap();
     let dir = std::env::temp_dir().join(format!("mesh-guard-property-fill-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -12,6 +12,11 @@ use mesh_guard::rules::Rules;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+#[allow(dead_code)]
+#[path = "common/xorshift.rs"]
+mod xorshift;
+use xorshift::XorShift;
+
 const PIECES: &[&str] = &[
     "ls", "cat", "make", "/srv/app", "a b", "&&", ";", "|", "||", "'", "\"", "it's", "x\"y", "*",
     "?", "~", "#", "(", ")", "{", "}", "<", ">", "\\", "\n", "\t", "é", "$x", "`", "=", ",", "-n",
@@ -28,22 +33,6 @@ const PREFIXES: &[&[&str]] = &[
     &["docker", "exec", "restic"],
     &["docker", "exec", "-it", "buildkitd"],
 ];
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 fn word(rng: &mut XorShift) -> String {
     let n = 1 + rng.below(3);
@@ -70,7 +59,7 @@ fn filled_commands_and_echoes_parse_back_to_the_same_words() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5eed_1414_u64);
-    let mut rng = XorShift(seed.max(1));
+    let mut rng = XorShift::new(seed);
     let mut checked = 0;
     for _ in 0..400 {
         let prefix = PREFIXES[rng.below(PREFIXES.len())];
