@@ -3,9 +3,8 @@
 
 use crate::catalog::{self, Catalog, LazyCatalog};
 use crate::config::Paths;
-use crate::decide::{Decision, Guard, Refusal, Rule};
-use crate::error::{Error, exit};
-use crate::hook::{self, Agent};
+use crate::decide::{Decision, Guard, Reached, Refusal, Rule};
+use crate::error::Error;
 use crate::instead::{self, Suggestion};
 use crate::message;
 use crate::rules::Rules;
@@ -14,6 +13,8 @@ use std::path::PathBuf;
 /// A decision and everything the answer needs.
 pub struct Outcome {
     pub decision: Decision,
+    /// For a refusal, the targets its walk found: what a scoped override counts.
+    pub reached: Reached,
     pub instead: Vec<Suggestion>,
     pub message: String,
 }
@@ -61,7 +62,8 @@ fn decide_once(
         catalog,
         protected: &protected,
     };
-    let decision = guard.decide(source);
+    let judged = guard.judged(source);
+    let decision = judged.decision;
     // A refusal only reported (decision 0060) is ranked and said as well: the record keeps
     // the tools it would have named and the message the agent would have read.
     let (instead, message) = match decision.refusal() {
@@ -77,6 +79,7 @@ fn decide_once(
     };
     Outcome {
         decision,
+        reached: judged.reached,
         instead,
         message,
     }
@@ -90,19 +93,6 @@ pub fn fail_closed(detail: &str) -> String {
 
 pub(crate) fn load_rules(paths: &Paths) -> Result<Rules, Error> {
     Rules::load(paths.rules.as_deref()).map_err(|e| Error::Rules(e.to_string()))
-}
-
-/// Prints a refusal the agent understands and exits 2.
-pub fn refuse(agent: Agent, message: &str, note: Option<&str>) -> i32 {
-    // One answer only: the deadline's own refusal may not start while this one is written.
-    crate::deadline::disarm();
-    outln!("{}", hook::deny(agent, message));
-    let _ = crate::io::flush_out();
-    errln!("{message}");
-    if let Some(note) = note {
-        errln!("{note}");
-    }
-    exit::REFUSE
 }
 
 pub(crate) fn load_catalog(paths: &Paths) -> Result<Catalog, Error> {

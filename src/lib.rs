@@ -44,12 +44,12 @@ pub mod io;
 pub mod message;
 pub mod ondisk;
 pub mod perm;
+pub mod pipeline;
 pub mod record;
 pub mod replay;
 pub mod rules;
 pub mod scope;
 pub mod search;
-pub mod session;
 pub mod sha256;
 pub mod shell;
 pub mod time;
@@ -85,7 +85,8 @@ pub fn main_with(args: cli::Args) -> i32 {
                 .stack_size(64 * 1024)
                 .spawn(move || {
                     std::thread::sleep(hook_deadline());
-                    std::process::exit(app::refuse(agent, deadline::answer::MESSAGE, None));
+                    let answer = pipeline::Answer::refused(agent, deadline::answer::MESSAGE.into());
+                    std::process::exit(answer.print());
                 });
         }
     }
@@ -136,7 +137,9 @@ fn answer(args: cli::Args, hook_agent: Option<hook::Agent>) -> i32 {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| commands::run(args))).ok();
     match (result, hook_agent) {
         (Some(code), _) => code,
-        (None, Some(agent)) => app::refuse(agent, &session::internal_error_message(), None),
+        (None, Some(agent)) => {
+            pipeline::Answer::refused(agent, pipeline::internal_error_message()).print()
+        }
         (None, None) => {
             errln!("error: mesh-guard failed inside (an internal error)");
             error::exit::ERROR

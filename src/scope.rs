@@ -13,6 +13,50 @@ const COVERABLE: [Rule; 6] = [
     Rule::FailClosed,
 ];
 
+/// Whether an override can cover a refusal of `rule`: none covers the guard's own protection.
+pub fn overridable(rule: Rule) -> bool {
+    !matches!(rule, Rule::Override | Rule::SelfProtection)
+}
+
+/// How a grant's scope meets a refused command: the hook honours it or not by this, and
+/// `check --override` previews the same answer in its own words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Coverage {
+    /// The refusal is the guard's own protection: no grant covers it.
+    GuardsOwn,
+    /// A grant without a scope covers the whole session.
+    WholeSession,
+    Covered(Scope),
+    /// The scope cannot be read: nothing is covered.
+    Malformed(String),
+    /// The scope does not name one of the mesh objects the command reaches.
+    NotCovered {
+        scope: Scope,
+        why: String,
+    },
+}
+
+/// Whether the scope `text` covers a refused command: `refusal`, and every other mesh object
+/// the command reaches (`targets`, the decision's own walk's, asked only when a scope narrows).
+pub fn coverage(text: &str, refusal: &Refusal, targets: impl FnOnce() -> Vec<Refusal>) -> Coverage {
+    if !overridable(refusal.rule) {
+        return Coverage::GuardsOwn;
+    }
+    if text.is_empty() {
+        return Coverage::WholeSession;
+    }
+    let scope = match parse(text) {
+        Ok(scope) => scope,
+        Err(e) => return Coverage::Malformed(e),
+    };
+    let others = targets();
+    let all: Vec<&Refusal> = std::iter::once(refusal).chain(others.iter()).collect();
+    match scope.covers(&all) {
+        Ok(()) => Coverage::Covered(scope),
+        Err(why) => Coverage::NotCovered { scope, why },
+    }
+}
+
 /// What an override covers. A command passes only if it satisfies every kind of term
 /// given; a kind not given does not narrow.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,10 +1,12 @@
 //! `mesh-guard check`: one command decided by hand, explained.
 
 use crate::app::{decide, load_rules, message_for};
+use crate::catalog::LazyCatalog;
 use crate::config::Paths;
-use crate::decide::{Decision, Guard, PassReason, Refusal, Rule};
+use crate::decide::{Decision, PassReason, Reached, Refusal, Rule};
 use crate::error::exit;
 use crate::message;
+use crate::scope::{self, Coverage};
 
 /// The override `check` previews: a grant given on the command line or the one in force
 /// (verified as the hook would), or a scope given on its own.
@@ -19,44 +21,42 @@ impl Preview {
             .map(|g| g.trim().to_string())
             .filter(|g| !g.is_empty())
             .or_else(crate::grant::text_in_env)
-            .map(|text| crate::session::verify_grant(paths, &text));
+            .map(|text| crate::pipeline::verify_grant(paths, &text));
         Preview { grant, scope }
     }
 
     /// How the override would treat a refused command: `Ok` passes it, `Err` says why not.
-    /// `None` when there is no override to preview.
+    /// `None` when there is no override to preview. The hook's own coverage (`scope::coverage`),
+    /// over the targets of the decision's walk.
     fn judge(
         &self,
-        guard: &Guard,
-        source: &str,
+        catalog: &LazyCatalog,
         refusal: &Refusal,
+        reached: &Reached,
     ) -> Option<Result<String, String>> {
         let scope = match (&self.scope, &self.grant) {
-            (Some(scope), _) => scope.clone(),
-            (None, Some(Ok(grant))) => grant.grant.scope.clone(),
+            (Some(scope), _) => scope.as_str(),
+            (None, Some(Ok(grant))) => grant.grant.scope.as_str(),
             (None, Some(Err(not))) => {
                 return Some(Err(format!("the grant is not honoured: {}", not.why)));
             }
             (None, None) => return None,
         };
-        if matches!(refusal.rule, Rule::Override | Rule::SelfProtection) {
-            return Some(Err("no override covers the guard's own protection".into()));
-        }
-        if scope.trim().is_empty() {
-            return Some(Ok("the grant covers the whole session".into()));
-        }
-        Some(match crate::scope::parse(&scope) {
-            Err(e) => Err(format!(
+        let targets = || match catalog.get() {
+            Ok(catalog) => reached.targets(catalog),
+            Err(_) => Vec::new(),
+        };
+        Some(match scope::coverage(scope.trim(), refusal, targets) {
+            Coverage::GuardsOwn => Err("no override covers the guard's own protection".into()),
+            Coverage::WholeSession => Ok("the grant covers the whole session".into()),
+            Coverage::Malformed(e) => Err(format!(
                 "the scope is malformed ({e}), so nothing is covered"
             )),
-            Ok(scope) => {
-                let others = guard.every_target(source);
-                let all: Vec<&Refusal> = std::iter::once(refusal).chain(others.iter()).collect();
-                scope
-                    .covers(&all)
-                    .map(|()| format!("the scope `{}` covers it", scope.text))
-                    .map_err(|why| format!("the scope `{}` does not cover it: {why}", scope.text))
-            }
+            Coverage::Covered(scope) => Ok(format!("the scope `{}` covers it", scope.text)),
+            Coverage::NotCovered { scope, why } => Err(format!(
+                "the scope `{}` does not cover it: {why}",
+                scope.text
+            )),
         })
     }
 }
@@ -129,15 +129,7 @@ pub fn run(
         (here, settings)
     });
     let under_override = match &outcome.decision {
-        Decision::Refuse(refusal) => {
-            let protected = paths.protected(std::env::current_dir().ok());
-            let guard = Guard {
-                rules: &rules,
-                catalog: &catalog,
-                protected: &protected,
-            };
-            preview.judge(&guard, source, refusal)
-        }
+        Decision::Refuse(refusal) => preview.judge(&catalog, refusal, &outcome.reached),
         Decision::Pass(_) => None,
     };
     if json {

@@ -78,7 +78,7 @@ fn grant(paths: &Paths, args: &GrantArgs) -> Result<String, String> {
     let text = crate::grant::encode(&message, &sign(&key, &message)?)?;
     // Said now, not at the refusal it would otherwise meet: the operator is here to fix it.
     let expires = crate::time::format_time(grant.expires_ms, false);
-    match crate::session::verify_grant_on(paths, &text, &grant.host) {
+    match crate::pipeline::verify_grant_on(paths, &text, &grant.host) {
         Ok(verified) => errln!(
             "mesh-guard: a grant for {} until {expires}{}, signed by {}",
             grant.host,

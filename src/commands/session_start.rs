@@ -6,8 +6,8 @@ use crate::config::Paths;
 use crate::decide::Rule;
 use crate::error::exit;
 use crate::hook::AgentChoice;
+use crate::pipeline::append;
 use crate::record::{Event as Row, Kind};
-use crate::session::append;
 
 /// The SessionStart hook: records a session started with a grant, and gives the agent
 /// the mesh's "instead of" table so it knows the tools before it reaches for ssh.
@@ -29,9 +29,11 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
         row.cwd = field("cwd");
         row
     };
+    // The catalog names the record's system log; read only if a row is written.
+    let record_catalog = paths.lazy_catalog();
     // A session started with a grant: recorded as the operator's start when it verifies,
     // as an attempt when it does not (decision 0058).
-    match crate::session::grant_in_force(paths) {
+    match crate::pipeline::grant_in_force(paths) {
         None => {}
         Some(Ok(grant)) => {
             let mut row = start(Kind::SessionStart);
@@ -39,7 +41,7 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
             row.scope = grant.grant.scope.clone();
             row.signer = grant.signer.clone();
             row.grant_expires = crate::time::format_time(grant.grant.expires_ms, false);
-            if let Err(e) = append(paths, &row) {
+            if let Err(e) = append(paths, &record_catalog, &row) {
                 errln!(
                     "mesh-guard: the session's override could not be recorded ({e}); it will not be honoured"
                 );
@@ -51,7 +53,7 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
             row.reason = format!("override not honoured: {}", not.why);
             row.signer = not.signer;
             row.grant_expires = not.expires;
-            if append(paths, &row).is_err() {
+            if append(paths, &record_catalog, &row).is_err() {
                 errln!("mesh-guard: this session's override attempt could not be recorded");
             }
             errln!(

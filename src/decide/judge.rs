@@ -1,25 +1,85 @@
 //! With the catalog: each candidate target resolved, the first that reaches the mesh refused.
 
 use super::{
-    Decision, Guard, MAX_SOURCE_BYTES, PassReason, Refusal, Rule, Walk, Why, flow, target,
+    Broken, Candidate, Decision, Guard, MAX_SOURCE_BYTES, PassReason, Refusal, Rule, Walk, Why,
+    flow, target,
 };
 use crate::catalog::{Catalog, MeshObject};
 use crate::shell::UNKNOWN;
+
+/// A decision and, for a refusal, the targets its walk found: a scoped override counts
+/// them (decision 0015) without walking the command a second time.
+#[derive(Debug)]
+#[must_use]
+pub struct Judged {
+    pub decision: Decision,
+    pub reached: Reached,
+}
+
+/// The places a refused command's walk named a target, resolved only when a scoped override
+/// asks (`targets`): a refusal without one pays nothing for them.
+#[derive(Debug, Default)]
+pub struct Reached(Vec<Candidate>);
+
 impl Guard<'_> {
+    /// The decision, and for a refusal the targets the same walk found.
+    pub fn judged(&self, source: &str) -> Judged {
+        let refused = |refusal, reached| Judged {
+            decision: Decision::Refuse(refusal),
+            reached,
+        };
+        if source.len() > MAX_SOURCE_BYTES {
+            let refusal = Refusal::plain(
+                Rule::Unverifiable,
+                &source[..source.floor_char_boundary(80)],
+                Why::TooLong {
+                    kib: MAX_SOURCE_BYTES / 1024,
+                },
+            );
+            return refused(refusal, Reached::default());
+        }
+        let mut walk = self.walk_command(source);
+        if let Some(refusal) = walk.refusal.take() {
+            return refused(refusal, Reached(walk.candidates));
+        }
+        if let Some(why) = walk.incomplete.take() {
+            let refusal = Refusal::plain(Rule::Unverifiable, source, Why::Incomplete(why));
+            return refused(refusal, Reached(walk.candidates));
+        }
+        if self.quick_pass(&walk) {
+            return Judged {
+                decision: Decision::Pass(PassReason::NotMesh),
+                reached: Reached::default(),
+            };
+        }
+        let catalog = match self.catalog.get() {
+            Ok(catalog) => catalog,
+            Err(errors) => {
+                let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
+                let refusal = Refusal::plain(
+                    Rule::FailClosed,
+                    source,
+                    Why::Broken(Broken::Catalog(first)),
+                );
+                return refused(refusal, Reached(walk.candidates));
+            }
+        };
+        let decision = self.judge(catalog, source, &mut walk);
+        let reached = match decision {
+            Decision::Refuse(_) => Reached(walk.candidates),
+            Decision::Pass(_) => Reached::default(),
+        };
+        Judged { decision, reached }
+    }
+}
+
+impl Reached {
     /// Every mesh object the command reaches, each as the refusal it would meet. A scoped
     /// override (decision 0015) must cover all of them, not only the first that `decide`
-    /// reports: `ssh atlas; ssh orion` under `machine:atlas` is not covered.
-    pub fn every_target(&self, source: &str) -> Vec<Refusal> {
-        if source.len() > MAX_SOURCE_BYTES {
-            return Vec::new();
-        }
-        // The same walk as the decision's, files read included: an override must cover every
-        // target the command reaches, those from a file it reads too.
-        let walk = self.walk_command(source);
-        let Ok(catalog) = self.catalog.get() else {
-            return Vec::new();
-        };
-        walk.candidates
+    /// reports: `ssh atlas; ssh orion` under `machine:atlas` is not covered. They are the
+    /// decision's own walk's, files it read included.
+    pub fn targets(&self, catalog: &Catalog) -> Vec<Refusal> {
+        self.0
             .iter()
             .filter_map(
                 |c| match target::resolve(catalog, c.role, &c.value, c.user.as_deref()) {
@@ -39,7 +99,9 @@ impl Guard<'_> {
             )
             .collect()
     }
+}
 
+impl Guard<'_> {
     /// The mesh's own command-line programs: the program word of each seat verb's and
     /// module tool's usage (`mesh`), as the usage writes it, unless the rules know it as a
     /// program that reaches machines or runs others (a catalog cannot sanction `ssh`).
@@ -62,7 +124,7 @@ impl Guard<'_> {
     }
 
     /// With the catalog: the first candidate that reaches the mesh is refused.
-    pub(super) fn judge(&self, catalog: &Catalog, source: &str, mut walk: Walk) -> Decision {
+    pub(super) fn judge(&self, catalog: &Catalog, source: &str, walk: &mut Walk) -> Decision {
         // A route's selection (`docker context use X`, `export DOCKER_HOST=…`) is refused
         // after the commands that use it, and a jump host after the destination: theirs is
         // the work a mesh tool replaces, on the machine it runs on.
@@ -142,7 +204,7 @@ impl Guard<'_> {
                 .flat_map(|w| flow::target_pieces(w))
                 .find_map(|piece| catalog.object(piece));
             let Some(object) = object else {
-                return self.judge_rest(catalog, source, &walk, forge, reported);
+                return self.judge_rest(catalog, source, walk, forge, reported);
             };
             let value = crate::shell::quote::shown(&c.value, &c.command_written, false);
             let kind = c.role.placeholder();
@@ -190,7 +252,7 @@ impl Guard<'_> {
                 return enforced;
             }
         }
-        self.judge_rest(catalog, source, &walk, forge, reported)
+        self.judge_rest(catalog, source, walk, forge, reported)
     }
 
     /// After the candidates and what could not be known: unparsable text, the forge, and

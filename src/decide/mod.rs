@@ -319,43 +319,11 @@ struct Walk {
     suffix_words: usize,
 }
 
+pub use judge::{Judged, Reached};
+
 impl Guard<'_> {
     pub fn decide(&self, source: &str) -> Decision {
-        if source.len() > MAX_SOURCE_BYTES {
-            return Decision::Refuse(Refusal::plain(
-                Rule::Unverifiable,
-                &source[..source.floor_char_boundary(80)],
-                Why::TooLong {
-                    kib: MAX_SOURCE_BYTES / 1024,
-                },
-            ));
-        }
-        let walk = self.walk_command(source);
-        if let Some(refusal) = walk.refusal {
-            return Decision::Refuse(refusal);
-        }
-        if let Some(why) = walk.incomplete {
-            return Decision::Refuse(Refusal::plain(
-                Rule::Unverifiable,
-                source,
-                Why::Incomplete(why),
-            ));
-        }
-        if self.quick_pass(&walk) {
-            return Decision::Pass(PassReason::NotMesh);
-        }
-        let catalog = match self.catalog.get() {
-            Ok(catalog) => catalog,
-            Err(errors) => {
-                let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
-                return Decision::Refuse(Refusal::plain(
-                    Rule::FailClosed,
-                    source,
-                    Why::Broken(Broken::Catalog(first)),
-                ));
-            }
-        };
-        self.judge(catalog, source, walk)
+        self.judged(source).decision
     }
 }
 
