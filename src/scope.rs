@@ -15,7 +15,71 @@ const COVERABLE: [Rule; 6] = [
 
 /// Whether an override can cover a refusal of `rule`: none covers the guard's own protection.
 pub fn overridable(rule: Rule) -> bool {
-    !matches!(rule, Rule::Override | Rule::SelfProtection)
+    COVERABLE.contains(&rule)
+}
+
+/// The rule an override can cover whose id is `id` (`override grant --rule`, a scope's
+/// `rule:` term).
+pub fn coverable_rule(id: &str) -> Result<Rule, ScopeError> {
+    Rule::from_id(id)
+        .filter(|r| overridable(*r))
+        .ok_or_else(|| ScopeError::UnknownRule {
+            term: id.to_string(),
+            value: id.to_string(),
+        })
+}
+
+/// Why a scope cannot be read; `term` is the operator's term as a refusal shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScopeError {
+    Empty,
+    NotKindValue { term: String },
+    UnknownRule { term: String, value: String },
+    UnknownKind { term: String },
+}
+
+impl std::fmt::Display for ScopeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScopeError::Empty => f.write_str("the scope is empty"),
+            ScopeError::NotKindValue { term } => write!(f, "`{term}` is not KIND:VALUE"),
+            ScopeError::UnknownRule { term, value } => {
+                let known: Vec<&str> = COVERABLE.iter().map(|r| r.id()).collect();
+                write!(
+                    f,
+                    "`{term}`: no rule an override covers is called `{value}` (one of: {})",
+                    known.join(", ")
+                )
+            }
+            ScopeError::UnknownKind { term } => {
+                write!(f, "`{term}`: an unknown kind (machine, module or rule)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ScopeError {}
+
+/// Why a scope does not cover a command: the first mesh object it leaves out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Uncovered {
+    Rule(Rule),
+    Machine(String),
+    NoMachine,
+    Module(String),
+    MoreThanAModule,
+}
+
+impl std::fmt::Display for Uncovered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Uncovered::Rule(rule) => write!(f, "it does not cover rule {}", rule.id()),
+            Uncovered::Machine(m) => write!(f, "it does not cover machine {m}"),
+            Uncovered::NoMachine => f.write_str("the command names no machine the scope lists"),
+            Uncovered::Module(m) => write!(f, "it does not cover module {m}"),
+            Uncovered::MoreThanAModule => f.write_str("the command reaches more than a module"),
+        }
+    }
 }
 
 /// How a grant's scope meets a refused command: the hook honours it or not by this, and
@@ -28,11 +92,11 @@ pub enum Coverage {
     WholeSession,
     Covered(Scope),
     /// The scope cannot be read: nothing is covered.
-    Malformed(String),
+    Malformed(ScopeError),
     /// The scope does not name one of the mesh objects the command reaches.
     NotCovered {
         scope: Scope,
-        why: String,
+        why: Uncovered,
     },
 }
 
@@ -63,54 +127,40 @@ pub fn coverage(text: &str, refusal: &Refusal, targets: impl FnOnce() -> Vec<Ref
 pub struct Scope {
     pub machines: Vec<String>,
     pub modules: Vec<String>,
-    pub rules: Vec<String>,
+    pub rules: Vec<Rule>,
     /// The scope as the operator wrote it, for messages and the record.
     pub text: String,
 }
 
 /// Reads `machine:NAME module:NAME rule:ID`, space-separated.
-pub fn parse(text: &str) -> Result<Scope, String> {
+pub fn parse(text: &str) -> Result<Scope, ScopeError> {
     let mut scope = Scope {
         text: text.split_whitespace().collect::<Vec<_>>().join(" "),
         ..Scope::default()
     };
     if scope.text.is_empty() {
-        return Err("the scope is empty".into());
+        return Err(ScopeError::Empty);
     }
     for whole in text.split_whitespace() {
         // Shown in a refusal: an operator's long term is cut there.
-        let term: &str = match whole.char_indices().nth(60) {
-            Some((at, _)) => &whole[..at],
-            None => whole,
+        let term = match whole.char_indices().nth(60) {
+            Some((at, _)) => format!("{}…", &whole[..at]),
+            None => whole.to_string(),
         };
-        let term = if term.len() < whole.len() {
-            format!("{term}…")
-        } else {
-            term.to_string()
+        let Some((kind, value)) = whole.split_once(':').filter(|(_, v)| !v.is_empty()) else {
+            return Err(ScopeError::NotKindValue { term });
         };
-        let term = term.as_str();
-        let (kind, value) = whole
-            .split_once(':')
-            .filter(|(_, v)| !v.is_empty())
-            .ok_or_else(|| format!("`{term}` is not KIND:VALUE"))?;
         match kind {
             "machine" => scope.machines.push(host(value)),
             "module" => scope.modules.push(value.to_string()),
-            "rule" => {
-                if !COVERABLE.iter().any(|r| r.id() == value) {
-                    let known: Vec<&str> = COVERABLE.iter().map(|r| r.id()).collect();
-                    return Err(format!(
-                        "`{term}`: no rule an override covers is called `{value}` (one of: {})",
-                        known.join(", ")
-                    ));
+            "rule" => match coverable_rule(value) {
+                Ok(rule) => scope.rules.push(rule),
+                Err(_) => {
+                    let value = value.to_string();
+                    return Err(ScopeError::UnknownRule { term, value });
                 }
-                scope.rules.push(value.to_string());
-            }
-            _ => {
-                return Err(format!(
-                    "`{term}`: an unknown kind (machine, module or rule)"
-                ));
-            }
+            },
+            _ => return Err(ScopeError::UnknownKind { term }),
         }
     }
     Ok(scope)
@@ -134,24 +184,24 @@ impl Scope {
 
     /// Whether the scope covers a command, given every refusal it would meet (a command
     /// reaching two machines must have both in scope). `Err` says why not.
-    pub fn covers(&self, refusals: &[&Refusal]) -> Result<(), String> {
+    pub fn covers(&self, refusals: &[&Refusal]) -> Result<(), Uncovered> {
         for refusal in refusals {
-            if !self.rules.is_empty() && !self.rules.iter().any(|r| r == refusal.rule.id()) {
-                return Err(format!("it does not cover rule {}", refusal.rule.id()));
+            if !self.rules.is_empty() && !self.rules.contains(&refusal.rule) {
+                return Err(Uncovered::Rule(refusal.rule));
             }
             if !self.machines.is_empty() {
                 match machine_of(refusal) {
                     Some(m) if self.machines.contains(&host(&m)) => {}
-                    Some(m) => return Err(format!("it does not cover machine {m}")),
-                    None => return Err("the command names no machine the scope lists".into()),
+                    Some(m) => return Err(Uncovered::Machine(m)),
+                    None => return Err(Uncovered::NoMachine),
                 }
             }
             if !self.modules.is_empty() {
                 match refusal.object.as_ref().and_then(|o| o.module()) {
                     Some(m) if self.modules.iter().any(|s| s == m) => {}
-                    Some(m) => return Err(format!("it does not cover module {m}")),
+                    Some(m) => return Err(Uncovered::Module(m.to_string())),
                     // ssh to a machine reaches every module on it.
-                    None => return Err("the command reaches more than a module".into()),
+                    None => return Err(Uncovered::MoreThanAModule),
                 }
             }
         }
@@ -175,7 +225,7 @@ mod tests {
         let s = parse(" machine:Atlas. module:controller rule:mesh-unit ").unwrap();
         assert_eq!(s.machines, ["atlas"]);
         assert_eq!(s.modules, ["controller"]);
-        assert_eq!(s.rules, ["mesh-unit"]);
+        assert_eq!(s.rules, [Rule::MeshUnit]);
         for bad in [
             "",
             "   ",

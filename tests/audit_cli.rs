@@ -71,6 +71,21 @@ fn a_bad_kind_or_time_is_echoed() {
     let out = audit(&dir, &["--since", "yesterdayish"]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("yesterdayish"), "{}", out.stderr);
+    // A rule no refusal carries (the forge's account passes) is named as such, not an empty
+    // listing; every rule a refusal carries is accepted.
+    let out = audit(&dir, &["--rule", "forge-account"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("no refusal carries the rule `forge-account`")
+            && out.stderr.contains("self-override"),
+        "{}",
+        out.stderr
+    );
+    for rule in mesh_guard::decide::Rule::ALL {
+        let out = audit(&dir, &["--rule", rule.id()]);
+        assert_eq!(out.code, 0, "{}: {}", rule.id(), out.stderr);
+    }
 }
 
 #[test]

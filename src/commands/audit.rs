@@ -15,7 +15,7 @@ pub(crate) use verify::verify;
 
 pub struct AuditQuery {
     pub kind: Vec<String>,
-    pub rule: Option<String>,
+    pub rule: Option<crate::decide::Rule>,
     pub target: Option<String>,
     /// The whole command in the table (also when stdout is not a terminal).
     pub wide: bool,
@@ -93,6 +93,7 @@ fn filter(query: &AuditQuery) -> Result<Filter, String> {
             .transpose()
     };
     let (since_ms, until_ms) = (parse(&query.since)?, parse(&query.until)?);
+    // Read here, not by clap: its error is the command's own line (tests/audit_cli.rs).
     let mut kinds = Vec::new();
     for k in query.kind.iter().map(|k| k.trim()) {
         kinds.push(k.parse::<Kind>().map_err(|_| {
@@ -103,7 +104,7 @@ fn filter(query: &AuditQuery) -> Result<Filter, String> {
     }
     Ok(Filter {
         kinds,
-        rule: query.rule.clone(),
+        rule: query.rule.map(|r| r.id().to_string()),
         target: query.target.clone(),
         since_ms,
         until_ms,

@@ -37,10 +37,11 @@ pub fn run(paths: &Paths, args: &GrantArgs) -> i32 {
 
 fn grant(paths: &Paths, args: &GrantArgs) -> Result<String, String> {
     let mut terms = Vec::new();
+    let rules: Vec<String> = args.rule.iter().map(|r| r.id().to_string()).collect();
     for (kind, names) in [
         ("machine", &args.machine),
         ("module", &args.module),
-        ("rule", &args.rule),
+        ("rule", &rules),
     ] {
         for name in names {
             if name.is_empty() || name.contains(char::is_whitespace) {

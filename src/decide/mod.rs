@@ -56,6 +56,22 @@ pub enum Rule {
 }
 
 impl Rule {
+    pub const ALL: [Rule; 8] = [
+        Rule::RemoteAccess,
+        Rule::RemoteDaemon,
+        Rule::MeshContainer,
+        Rule::MeshUnit,
+        Rule::Override,
+        Rule::Unverifiable,
+        Rule::SelfProtection,
+        Rule::FailClosed,
+    ];
+
+    /// The rule whose stable id is `id`.
+    pub fn from_id(id: &str) -> Option<Rule> {
+        Rule::ALL.into_iter().find(|r| r.id() == id)
+    }
+
     pub fn id(self) -> &'static str {
         match self {
             Rule::RemoteAccess => "remote-access",
