@@ -52,6 +52,16 @@ fn argv(words: &[&str]) -> Vec<OsString> {
         .collect()
 }
 
+/// `first`, then `hook`, then `rest`.
+fn before(first: &[&str], rest: &[&str]) -> Vec<OsString> {
+    std::iter::once("mesh-guard")
+        .chain(first.iter().copied())
+        .chain(std::iter::once("hook"))
+        .chain(rest.iter().copied())
+        .map(OsString::from)
+        .collect()
+}
+
 /// Both readings of `args` under the current environment; the fast one, when it answers,
 /// must be clap's answer. Whether the fast one answered.
 fn agree(args: &[OsString]) -> bool {
@@ -111,6 +121,8 @@ fn the_hooks_command_lines_read_as_clap_reads_them() {
         }
         for words in &sequences {
             fast += usize::from(agree(&argv(words)));
+            // The same words before the subcommand, as a hardened install writes the paths.
+            fast += usize::from(agree(&before(words, &[])));
         }
         // And longer random ones.
         let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
@@ -120,6 +132,8 @@ fn the_hooks_command_lines_read_as_clap_reads_them() {
                 .map(|_| POOL[(rng.next() % POOL.len() as u64) as usize])
                 .collect();
             fast += usize::from(agree(&argv(&words)));
+            let (first, rest) = words.split_at(len / 2);
+            fast += usize::from(agree(&before(first, rest)));
         }
         // The pool's plain forms are many of these: the comparison was not vacuous.
         assert!(fast > 100, "{env:?}: only {fast} command lines read fast");
@@ -145,6 +159,19 @@ fn the_hooks_command_lines_read_as_clap_reads_them() {
     for words in written {
         assert!(agree(&argv(words)), "{words:?} should be read without clap");
     }
+    // A hardened install's hook: the paths before the subcommand (`install`, decision 0059).
+    for words in [
+        &[
+            "--catalog",
+            "/etc/mesh-guard/catalog.toml",
+            "--rules",
+            "/etc/mesh-guard/rules",
+        ][..],
+        &["--catalog=/c", "--db", "/d"],
+    ] {
+        let args = before(words, &["--agent", "claude"]);
+        assert!(agree(&args), "{args:?} should be read without clap");
+    }
 
     // Help, errors and the unusual are clap's.
     let unusual: [&[&str]; 12] = [
@@ -169,7 +196,9 @@ fn the_hooks_command_lines_read_as_clap_reads_them() {
         );
     }
     for args in [
-        vec!["mesh-guard", "--catalog", "/c", "hook"],
+        vec!["mesh-guard", "--catalog", "/c", "--catalog", "/d", "hook"],
+        vec!["mesh-guard", "--agent", "claude", "hook"],
+        vec!["mesh-guard", "--mcp", "hook"],
         vec!["mesh-guard", "check", "true"],
         vec!["mesh-guard"],
         vec!["mesh-guard", "--version"],

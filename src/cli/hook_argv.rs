@@ -17,42 +17,32 @@ use std::path::PathBuf;
 const PATHS: [&str; 3] = ["--catalog", "--db", "--rules"];
 
 /// `args` (with the program's name) as clap would read them, when they are one of the
-/// hook's plain forms.
+/// hook's plain forms: the paths before `hook` (as `install` writes a hardened hook's command
+/// line: `BIN --catalog C --rules R hook`) or after it, `--agent` and `--mcp` after it.
 pub(super) fn parse(args: &[OsString]) -> Option<Args> {
     let mut words = args.iter().skip(1);
-    if words.next()? != "hook" {
-        return None;
+    let mut paths: [Option<PathBuf>; 3] = Default::default();
+    loop {
+        let word = words.next()?;
+        if word == "hook" {
+            break;
+        }
+        let (name, value) = option(word, &mut words)?;
+        path(&mut paths, name, value)?;
     }
     let mut agent = None;
     let mut mcp = false;
-    let mut paths: [Option<PathBuf>; 3] = Default::default();
     while let Some(word) = words.next() {
-        let word = word.to_str()?;
-        let (name, inline) = match word.split_once('=') {
-            Some((name, value)) => (name, Some(value)),
-            None => (word, None),
-        };
-        if name == "--mcp" && inline.is_none() && !mcp {
+        if word == "--mcp" && !mcp {
             mcp = true;
             continue;
         }
-        let value = match inline {
-            Some(value) => OsStr::new(value),
-            None => words.next()?.as_os_str(),
-        };
-        // clap refuses an empty value, and may read one that starts with `-` as an option.
-        if value.is_empty() || value.as_encoded_bytes().starts_with(b"-") {
-            return None;
-        }
+        let (name, value) = option(word, &mut words)?;
         if name == "--agent" && agent.is_none() {
             agent = Some(agent_choice(value.to_str()?)?);
             continue;
         }
-        let slot = PATHS.iter().position(|option| *option == name)?;
-        if paths[slot].is_some() {
-            return None;
-        }
-        paths[slot] = Some(PathBuf::from(value));
+        path(&mut paths, name, value)?;
     }
     let [catalog, db, rules] = paths;
     Some(Args {
@@ -64,6 +54,33 @@ pub(super) fn parse(args: &[OsString]) -> Option<Args> {
             mcp,
         },
     })
+}
+
+/// An option and its value, inline (`--db=PATH`) or the next word; `None` for what clap
+/// may read otherwise: an empty value, or one that starts with `-` (an option, to clap).
+fn option<'a>(
+    word: &'a OsString,
+    words: &mut impl Iterator<Item = &'a OsString>,
+) -> Option<(&'a str, &'a OsStr)> {
+    let word = word.to_str()?;
+    let (name, value) = match word.split_once('=') {
+        Some((name, value)) => (name, OsStr::new(value)),
+        None => (word, words.next()?.as_os_str()),
+    };
+    if value.is_empty() || value.as_encoded_bytes().starts_with(b"-") {
+        return None;
+    }
+    Some((name, value))
+}
+
+/// One of the paths, given once; `None` for another option or a repeated one (clap's).
+fn path(paths: &mut [Option<PathBuf>; 3], name: &str, value: &OsStr) -> Option<()> {
+    let slot = PATHS.iter().position(|option| *option == name)?;
+    if paths[slot].is_some() {
+        return None;
+    }
+    paths[slot] = Some(PathBuf::from(value));
+    Some(())
 }
 
 /// The `--agent` values, spelled exactly as clap's (case-sensitive) value names.
