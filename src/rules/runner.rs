@@ -65,85 +65,33 @@ pub enum Format {
     Nox,
 }
 
-const BUILT_IN: &str = include_str!("../../rules/runners.toml");
-
-/// The `[[runner]]` entries of the file, as text: every command's program is asked, so the
-/// one entry a name needs is found by its `names` line and only it is parsed (the whole
-/// file's parse costs a pass more than its decision).
-fn entries() -> impl Iterator<Item = &'static str> {
-    BUILT_IN.split("[[runner]]").skip(1)
+mod built {
+    include!(concat!(env!("OUT_DIR"), "/runners.rs"));
 }
 
-/// The values of one `key = [...]` or `key = "..."` line of an entry, as text.
-fn values<'a>(entry: &'a str, key: &str) -> Vec<&'a str> {
-    entry
-        .lines()
-        .filter_map(|line| line.strip_prefix(key)?.trim_start().strip_prefix('='))
-        .flat_map(|value| value.trim().trim_matches(['[', ']']).split(','))
-        .map(|v| v.trim().trim_matches('"'))
-        .filter(|v| !v.is_empty())
-        .collect()
-}
-
-/// Every name a `[[runner]]` entry of the file gives (a test holds the two equal). Every
-/// command's program is asked, and almost none is a runner: this list answers those without
-/// reading the file's text (which cost a pass about a tenth of its instructions, and a
-/// long compound a third).
-const NAMES: [&str; 15] = [
-    "npm",
-    "pnpm",
-    "yarn",
-    "yarnpkg",
-    "bun",
-    "just",
-    "task",
-    "go-task",
-    "cargo",
-    "cargo-make",
-    "makers",
-    "pdm",
-    "poetry",
-    "tox",
-    "nox",
-];
-
-/// The runner `program` is when its arguments are `args` (`cargo make …`), if any.
+/// The runner `program` is when its arguments are `args` (`cargo make …`), if any. Every
+/// command's program is asked, and almost none is a runner: the names are build.rs's table,
+/// and only the one entry found is read.
 pub fn runner(program: &str, args: &[String]) -> Option<Runner> {
-    if !NAMES.contains(&program) {
-        return None;
-    }
     // Where the subcommand stands is for the runner's words to say (`cargo --color never
     // make`): here it need only be among them.
-    let entry = entries().find(|entry| {
-        values(entry, "names").contains(&program)
-            && values(entry, "subcommand")
-                .first()
-                .is_none_or(|sub| args.iter().any(|a| a == sub))
+    let (_, _, json) = built::RUNNERS.iter().find(|(names, subcommand, _)| {
+        names.contains(&program) && subcommand.is_none_or(|sub| args.iter().any(|a| a == sub))
     })?;
     // The file is the crate's own and its test reads every entry: it parses.
-    toml::from_str::<Runner>(entry).ok()
+    serde_json::from_str::<Runner>(json).ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const BUILT_IN: &str = include_str!("../../rules/runners.toml");
+
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct File {
         runner: Vec<Runner>,
-    }
-
-    #[test]
-    fn the_names_list_is_the_files() {
-        let mut listed = NAMES.to_vec();
-        let mut file: Vec<&str> = entries().flat_map(|e| values(e, "names")).collect();
-        listed.sort_unstable();
-        file.sort_unstable();
-        assert_eq!(
-            listed, file,
-            "runner::NAMES must list rules/runners.toml's names"
-        );
     }
 
     #[test]
@@ -157,13 +105,13 @@ mod tests {
         );
         assert!(runner("cargo", &["build".into()]).is_none());
         assert!(runner("ls", &[]).is_none());
-        // The look by text finds every runner by each of its names, and nothing else.
+        // build.rs's table finds every runner by each of its names, and its JSON reads as
+        // the TOML does, key for key.
         for runner in &file.runner {
             for name in &runner.names {
                 let args: Vec<String> = runner.subcommand.iter().cloned().collect();
                 let found = super::runner(name, &args).expect(name);
-                assert_eq!(found.names, runner.names, "{name}");
-                assert_eq!(found.format, runner.format, "{name}");
+                assert_eq!(format!("{found:?}"), format!("{runner:?}"), "{name}");
             }
         }
         for other in ["test", "run", "--prefix", "make_", "np"] {
