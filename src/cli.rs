@@ -104,7 +104,7 @@ pub enum Command {
         #[arg(long, value_name = "KIND", value_delimiter = ',')]
         kind: Vec<String>,
         /// Only events of this rule: remote-access, remote-daemon, mesh-container, mesh-unit, self-override, unverifiable, self-protection, fail-closed
-        #[arg(long, value_name = "RULE", value_parser = rule_id)]
+        #[arg(long, value_name = "RULE", value_parser = <crate::decide::Rule as std::str::FromStr>::from_str)]
         rule: Option<crate::decide::Rule>,
         /// Only events whose target contains this (a machine, container or unit name)
         #[arg(long, value_name = "NAME")]
@@ -388,15 +388,4 @@ pub enum ExportFormat {
 pub enum TableFormat {
     Markdown,
     Json,
-}
-
-/// A rule's stable id, as refusals and the record carry it.
-fn rule_id(id: &str) -> Result<crate::decide::Rule, String> {
-    crate::decide::Rule::from_id(id).ok_or_else(|| {
-        let known: Vec<&str> = crate::decide::Rule::ALL.iter().map(|r| r.id()).collect();
-        format!(
-            "no refusal carries the rule `{id}` (one of: {})",
-            known.join(", ")
-        )
-    })
 }

@@ -86,6 +86,28 @@ impl Rule {
     }
 }
 
+/// A rule id no refusal carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownRule(pub String);
+
+impl std::fmt::Display for UnknownRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let known: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
+        let (id, known) = (&self.0, known.join(", "));
+        write!(f, "no refusal carries the rule `{id}` (one of: {known})")
+    }
+}
+
+impl std::error::Error for UnknownRule {}
+
+impl std::str::FromStr for Rule {
+    type Err = UnknownRule;
+
+    fn from_str(id: &str) -> Result<Rule, UnknownRule> {
+        Rule::from_id(id).ok_or_else(|| UnknownRule(id.to_string()))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use]
 // One decision is made per process: its size does not matter, its shape does.
