@@ -166,6 +166,29 @@ pub fn ambiguous(syntax: &Syntax, args: &[Arg]) -> Vec<String> {
     found
 }
 
+/// Options whose reading is uncertain, at most, taken in every combination; past them,
+/// one more reading has every one take a value.
+const MAX_AMBIGUOUS: usize = 3;
+
+/// The sets of uncertain options (from `ambiguous`) that take a value, one per reading
+/// other than "each is a flag" (decision 0053).
+pub fn readings(ambiguous: &[String]) -> Vec<Vec<String>> {
+    let each = &ambiguous[..ambiguous.len().min(MAX_AMBIGUOUS)];
+    let mut out: Vec<Vec<String>> = (1..1u32 << each.len())
+        .map(|mask| {
+            each.iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(_, o)| o.clone())
+                .collect()
+        })
+        .collect();
+    if ambiguous.len() > MAX_AMBIGUOUS {
+        out.push(ambiguous.to_vec());
+    }
+    out
+}
+
 /// Whether an exact syntax lists the option `name` (`-d`, `--detach`).
 fn knows(syntax: &Syntax, name: &str) -> bool {
     if syntax.optional_value.iter().any(|o| o == name) {

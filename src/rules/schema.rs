@@ -189,6 +189,21 @@ with_syntax! {
         /// Options whose value is the directory the program runs in (`env -C DIR`).
         #[serde(default)]
         pub chdir_option: Vec<String>,
+        /// Its options are read after operands too (GNU getopt without `+`). Without it, a
+        /// wrapper's options end at its first operand, the program it runs (decision 0063).
+        #[serde(default)]
+        pub permute: bool,
+        /// With `shell_rest`: options after which the words are a program and its arguments,
+        /// not a shell command (`watch -x`).
+        #[serde(default)]
+        pub program_flags: Vec<String>,
+        /// Words that, first among the operands after `skip`, make the next operand a shell
+        /// command: `flock FILE -c CMD`, `sg GROUP -c CMD` (read as words, not options).
+        #[serde(default)]
+        pub shell_word: Vec<String>,
+        /// Where the table was read from, with the version (`sudo 1.9.15p5 --help`).
+        #[serde(default)]
+        pub source: String,
     }
 }
 
