@@ -113,6 +113,19 @@ impl Guard<'_> {
                     walk.unknown_code.push((command.words, what));
                 }
             }
+            // `nice env -C DIR rm F`: the inner wrapper's own checks and directory.
+            Step::Wrapper(command) => {
+                if walk.refusal.is_none() {
+                    walk.refusal = self
+                        .override_attempt(&command)
+                        .or_else(|| self.self_protection(&command, walk));
+                }
+                if let Some(dir) = self.wrapper_directory(&command) {
+                    let dir = self.protected.expand_tilde(&dir);
+                    walk.cwd_unknown |= dir.contains(UNKNOWN);
+                    walk.cwd = Some(self.protected.resolve(&dir, walk.cwd.as_deref()));
+                }
+            }
             // Another reading of a wrapper's words: refused only at the mesh.
             Step::Speculative(steps) => {
                 walk.speculative += 1;

@@ -197,6 +197,10 @@ with_syntax! {
         /// not a shell command (`watch -x`).
         #[serde(default)]
         pub program_flags: Vec<String>,
+        /// Options without which its operands are no program (`runuser -u USER PROGRAM…`;
+        /// `runuser USER` is su's form, whose operands go to the user's shell).
+        #[serde(default)]
+        pub program_options: Vec<String>,
         /// Words that, first among the operands after `skip`, make the next operand a shell
         /// command: `flock FILE -c CMD`, `sg GROUP -c CMD` (read as words, not options).
         #[serde(default)]

@@ -9,6 +9,8 @@ mod interpreter_tests;
 mod shell;
 mod sinks;
 mod wrapper;
+#[cfg(test)]
+mod wrapper_tests;
 mod xargs;
 
 use crate::argv::{self, Arg, base_name};
@@ -35,6 +37,9 @@ pub enum Step {
     UnknownProgram(Command),
     /// A shell runs code from its input that cannot be known (`curl … | base64 -d | bash`).
     UnknownCode(Command),
+    /// A wrapper another wrapper runs (`nice env -C DIR …`): checked as a command typed
+    /// alone is before its wrapper is taken off (the steps after it are what it runs).
+    Wrapper(Command),
     /// What one more reading of a wrapper's words runs, where an option the wrapper's table
     /// does not know may take the next word or not: judged as a speculative reading is
     /// (decision 0053), so it refuses only where it reaches the mesh (decision 0063).
@@ -47,11 +52,25 @@ const MAX_WRAPPERS: usize = 64;
 /// Takes wrappers off `command` and lists what runs.
 pub fn unwrap(rules: &Rules, command: Command, out: &mut Vec<Step>) {
     let mut budget = MAX_WRAPPERS;
-    unwrap_within(rules, command, out, &mut budget);
+    unwrap_within(rules, command, out, &mut budget, false);
+}
+
+/// `unwrap` for a command a wrapper runs (`find -exec`, `xargs`): a wrapper it begins with
+/// is checked as typed too.
+fn unwrap_run(rules: &Rules, command: Command, out: &mut Vec<Step>) {
+    let mut budget = MAX_WRAPPERS;
+    unwrap_within(rules, command, out, &mut budget, true);
 }
 
 /// `unwrap`, taking off at most `budget` wrappers, counted over every reading.
-fn unwrap_within(rules: &Rules, mut command: Command, out: &mut Vec<Step>, budget: &mut usize) {
+/// `inner`: `command` is run by a wrapper already taken off.
+fn unwrap_within(
+    rules: &Rules,
+    mut command: Command,
+    out: &mut Vec<Step>,
+    budget: &mut usize,
+    mut inner: bool,
+) {
     // Each turn takes one wrapper off; a word list only shrinks, so this ends. Each turn
     // also reads the rest of the words, so past a bound (`sudo sudo … ssh`, thousands deep)
     // the program is not looked for: it cannot be known, which is what the caller is told.
@@ -68,7 +87,14 @@ fn unwrap_within(rules: &Rules, mut command: Command, out: &mut Vec<Step>, budge
         }
         let program = base_name(first).to_string();
         let args: Vec<String> = command.words[1..].to_vec();
-        if let Some(wrapper) = rules.wrapper(&program) {
+        let wrapper = rules.wrapper(&program);
+        // `ionice env -C DIR rm F`, `nice tmux setenv …`: a wrapper run by a wrapper is a
+        // command as if typed, checked before it is taken off.
+        if wrapper.is_some() && inner {
+            out.push(Step::Wrapper(command.clone()));
+        }
+        inner = true;
+        if let Some(wrapper) = wrapper {
             match wrapper.kind {
                 // `systemd-run -H atlas PROGRAM`: a wrapper that is also a guarded program
                 // is checked as itself too.
@@ -109,7 +135,7 @@ fn unwrap_within(rules: &Rules, mut command: Command, out: &mut Vec<Step>, budge
                 let scanned = argv::scan_as(&syntax, &args, &valued);
                 let mut steps = Vec::new();
                 if let Some(next) = wrapper::take_off(wrapper, &command, &scanned, &mut steps) {
-                    unwrap_within(rules, next, &mut steps, budget);
+                    unwrap_within(rules, next, &mut steps, budget, true);
                 }
                 out.push(Step::Speculative(steps));
             }

@@ -53,7 +53,9 @@ pub(super) fn take_off(
         }
         return None;
     }
-    if wrapper.no_program {
+    if wrapper.no_program
+        || (!wrapper.program_options.is_empty() && !argv::has(scanned, &wrapper.program_options))
+    {
         return None;
     }
     let mut next = command.clone();
