@@ -67,8 +67,7 @@ pub fn scan_as(syntax: &Syntax, args: &[String], valued: &[String]) -> Vec<Arg> 
             continue;
         }
         if let Some(group) = arg.strip_prefix('-').filter(|g| !g.is_empty()) {
-            let chars = group.char_indices();
-            for (i, c) in chars {
+            for (i, c) in group.char_indices() {
                 let attached = &group[i + c.len_utf8()..];
                 // `-n5`: an optional value is only ever attached.
                 if !attached.is_empty() && syntax.optional_value.contains(&format!("-{c}")) {
@@ -84,7 +83,6 @@ pub fn scan_as(syntax: &Syntax, args: &[String], valued: &[String]) -> Vec<Arg> 
                             .is_some_and(|l| l.len() == c.len_utf8() && l.starts_with(c))
                     })
                 {
-                    let attached = &group[i + c.len_utf8()..];
                     let value = if attached.is_empty() {
                         rest.next().cloned()
                     } else {
@@ -164,6 +162,28 @@ pub fn ambiguous(syntax: &Syntax, args: &[Arg]) -> Vec<String> {
         }
     }
     found
+}
+
+/// Uncertain options taken in every combination, at most; past them, one more reading.
+const MAX_AMBIGUOUS: usize = 3;
+
+/// The sets of uncertain options (from `ambiguous`) that take a value, one per reading
+/// other than "each is a flag" (decision 0053); past `MAX_AMBIGUOUS`, one where all do.
+pub fn readings(ambiguous: &[String]) -> Vec<Vec<String>> {
+    let each = &ambiguous[..ambiguous.len().min(MAX_AMBIGUOUS)];
+    let mut out: Vec<Vec<String>> = (1..1u32 << each.len())
+        .map(|mask| {
+            each.iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(_, o)| o.clone())
+                .collect()
+        })
+        .collect();
+    if ambiguous.len() > MAX_AMBIGUOUS {
+        out.push(ambiguous.to_vec());
+    }
+    out
 }
 
 /// Whether an exact syntax lists the option `name` (`-d`, `--detach`).

@@ -8,9 +8,11 @@ impl Guard<'_> {
     /// Case 4: a command may not grant itself the operator's override.
     pub(super) fn override_attempt(&self, command: &Command) -> Option<Refusal> {
         // A word `NAME=VALUE` assigns only where the program reads assignments from its
-        // words (`env`, `sudo`, any wrapper, the declaration builtins); to `grep` it is data.
+        // words (the declaration builtins); to `grep` it is data. A wrapper's assignments
+        // (`env X=1`, `sudo X=1`) are read by its table when it is taken off, into the
+        // environment of the command it runs, which is checked here in turn.
         let program = command.words.first().map(|p| base_name(p)).unwrap_or("");
-        let assigns = self.rules.wrapper(program).is_some() || self.rules.is_declaration(program);
+        let assigns = self.rules.is_declaration(program);
         let assignment = format!("{OVERRIDE_VAR}=");
         let sets = command.env.iter().any(|(name, _)| name == OVERRIDE_VAR)
             || (assigns

@@ -23,7 +23,7 @@ impl Guard<'_> {
         let scanned = argv::scan(&spec.syntax, args);
         let ambiguous = argv::ambiguous(&spec.syntax, &scanned);
         self.reading(spec, parent, scanned, cx.clone(), walk);
-        for valued in readings(&ambiguous) {
+        for valued in argv::readings(&ambiguous) {
             let scanned = argv::scan_as(&spec.syntax, args, &valued);
             walk.speculative += 1;
             self.reading(spec, parent, scanned, cx.clone(), walk);
@@ -33,26 +33,4 @@ impl Guard<'_> {
         // on the way; a refusal names the destination first.
         walk.candidates[start..].sort_by_key(|c| c.role == Role::Jump);
     }
-}
-
-/// Options whose reading is uncertain, at most, taken in every combination; past them,
-/// one more reading has every one take a value.
-const MAX_AMBIGUOUS: usize = 3;
-
-/// The sets of uncertain options that take a value, one per reading other than "none".
-fn readings(ambiguous: &[String]) -> Vec<Vec<String>> {
-    let each = &ambiguous[..ambiguous.len().min(MAX_AMBIGUOUS)];
-    let mut out: Vec<Vec<String>> = (1..1u32 << each.len())
-        .map(|mask| {
-            each.iter()
-                .enumerate()
-                .filter(|(i, _)| mask & (1 << i) != 0)
-                .map(|(_, o)| o.clone())
-                .collect()
-        })
-        .collect();
-    if ambiguous.len() > MAX_AMBIGUOUS {
-        out.push(ambiguous.to_vec());
-    }
-    out
 }

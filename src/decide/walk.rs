@@ -1,7 +1,7 @@
 //! The walk: scripts, commands, payloads and `cd`, collecting where a guarded program
 //! names a target (before the catalog is read).
 
-use super::{Context, Guard, MAX_PAYLOAD_DEPTH, Walk, carried, option_values};
+use super::{Context, Guard, MAX_PAYLOAD_DEPTH, Walk, carried};
 use crate::argv::base_name;
 use crate::rules::Role;
 use crate::shell::{self, Command, Script, Stdin, UNKNOWN};
@@ -60,55 +60,81 @@ impl Guard<'_> {
         let mut steps = Vec::new();
         unwrap(self.rules, command, &mut steps);
         for step in steps {
-            match step {
-                Step::Run(command) => {
-                    // Wrappers off (`env`, `sudo`, `find -exec`, `xargs`): the program that
-                    // really runs is checked as if typed alone.
-                    if walk.refusal.is_none() {
-                        walk.refusal = self
-                            .override_attempt(&command)
-                            .or_else(|| self.self_protection(&command, walk));
-                    }
-                    let mut command = command;
-                    let selects = self.engine_context(&mut command, walk);
-                    let command = self.with_disk(command, walk);
-                    self.recipes(&command, walk);
-                    self.startup_definition(&command, walk);
-                    self.note_links(&command, walk);
-                    self.transports(&command, walk);
-                    self.git_settings_for_any_program(&command, walk);
-                    let before = walk.candidates.len();
-                    self.invocation(&command, walk);
-                    for c in walk.candidates[before..].iter_mut() {
-                        c.route |= selects;
-                    }
-                    self.arguments_run(&command, walk);
-                }
-                // `$X ssh atlas`, a crontab line's `*/5 * * * * ssh atlas`: whatever the
-                // program is, a guarded program among its words may run.
-                Step::UnknownProgram(command) => {
-                    if walk.refusal.is_none() {
-                        walk.refusal = self.unknown_guard_subcommand(&command);
-                    }
-                    self.arguments_run(&command, walk);
-                    if walk.speculative == 0 {
-                        walk.unknown_programs.push(command.words);
-                    }
-                }
-                Step::Shell { source, depth, env } => self.payload(&source, depth, &env, walk),
-                Step::UnknownCode(command) => {
-                    if walk.speculative == 0 {
-                        let program = command
-                            .words
-                            .first()
-                            .map_or(String::new(), |w| base_name(w).replace(UNKNOWN, "…"));
-                        let what = format!("the code `{program}` reads on its input");
-                        walk.unknown_code.push((command.words, what));
-                    }
-                }
-            }
+            self.step(step, walk);
         }
         (walk.cwd, walk.cwd_unknown) = outer_cwd;
+    }
+
+    /// One thing a command comes to once its wrappers are off.
+    fn step(&self, step: Step, walk: &mut Walk) {
+        match step {
+            Step::Run(command) => {
+                // Wrappers off (`env`, `sudo`, `find -exec`, `xargs`): the program that
+                // really runs is checked as if typed alone.
+                if walk.refusal.is_none() {
+                    walk.refusal = self
+                        .override_attempt(&command)
+                        .or_else(|| self.self_protection(&command, walk));
+                }
+                let mut command = command;
+                let selects = self.engine_context(&mut command, walk);
+                let command = self.with_disk(command, walk);
+                self.recipes(&command, walk);
+                self.startup_definition(&command, walk);
+                self.note_links(&command, walk);
+                self.transports(&command, walk);
+                self.git_settings_for_any_program(&command, walk);
+                let before = walk.candidates.len();
+                self.invocation(&command, walk);
+                for c in walk.candidates[before..].iter_mut() {
+                    c.route |= selects;
+                }
+                self.arguments_run(&command, walk);
+            }
+            // `$X ssh atlas`, a crontab line's `*/5 * * * * ssh atlas`: whatever the
+            // program is, a guarded program among its words may run.
+            Step::UnknownProgram(command) => {
+                if walk.refusal.is_none() {
+                    walk.refusal = self.unknown_guard_subcommand(&command);
+                }
+                self.arguments_run(&command, walk);
+                if walk.speculative == 0 {
+                    walk.unknown_programs.push(command.words);
+                }
+            }
+            Step::Shell { source, depth, env } => self.payload(&source, depth, &env, walk),
+            Step::UnknownCode(command) => {
+                if walk.speculative == 0 {
+                    let program = command
+                        .words
+                        .first()
+                        .map_or(String::new(), |w| base_name(w).replace(UNKNOWN, "…"));
+                    let what = format!("the code `{program}` reads on its input");
+                    walk.unknown_code.push((command.words, what));
+                }
+            }
+            // `nice env -C DIR rm F`: the inner wrapper's own checks and directory.
+            Step::Wrapper(command) => {
+                if walk.refusal.is_none() {
+                    walk.refusal = self
+                        .override_attempt(&command)
+                        .or_else(|| self.self_protection(&command, walk));
+                }
+                if let Some(dir) = self.wrapper_directory(&command) {
+                    let dir = self.protected.expand_tilde(&dir);
+                    walk.cwd_unknown |= dir.contains(UNKNOWN);
+                    walk.cwd = Some(self.protected.resolve(&dir, walk.cwd.as_deref()));
+                }
+            }
+            // Another reading of a wrapper's words: refused only at the mesh.
+            Step::Speculative(steps) => {
+                walk.speculative += 1;
+                for step in steps {
+                    self.step(step, walk);
+                }
+                walk.speculative -= 1;
+            }
+        }
     }
 
     /// `exec 3<>/dev/tcp/atlas/22`: bash itself connects to the host a redirection names.
@@ -181,8 +207,7 @@ impl Guard<'_> {
 
     /// The directory a wrapper runs its program in, when it says (`env -C DIR`).
     pub(super) fn wrapper_directory(&self, command: &Command) -> Option<String> {
-        let wrapper = self.rules.wrapper(base_name(command.words.first()?))?;
-        option_values(&command.words[1..], &wrapper.chdir_option).pop()
+        crate::unwrap::wrapper_directory(self.rules, command)
     }
 
     /// `cd DIR`, a bare `cd` (home), `cd -` (where the command was before), `cd "$X"`

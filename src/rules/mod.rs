@@ -134,6 +134,19 @@ impl Rules {
         )
     }
 
+    /// Every name a wrapper table holds, built in or from `--rules`, sorted: what a test
+    /// puts in front of commands to see that no wrapper changes a decision.
+    pub fn wrapper_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = names::NAMES[Kind::Wrapper as usize]
+            .iter()
+            .map(|(n, _)| n.to_string())
+            .chain(self.extra.wrappers.keys().cloned())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     pub fn wrapper(&self, name: &str) -> Option<&Wrapper> {
         self.lookup(
             Kind::Wrapper,

@@ -142,55 +142,10 @@ with_syntax! {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WrapperKind {
-    #[default]
-    Prefix,
-    Xargs,
-    Parallel,
-    Find,
-    Fd,
-}
-
-with_syntax! {
-    pub struct Wrapper as WrapperToml("WrapperToml") {
-        pub names: Vec<String>,
-        #[serde(default)]
-        pub kind: WrapperKind,
-        #[serde(default)]
-        pub skip: usize,
-        #[serde(default)]
-        pub assignments: bool,
-        #[serde(default)]
-        pub shell_option: Vec<String>,
-        #[serde(default)]
-        pub shell_flags: Vec<String>,
-        /// Spellings the wrapper turns into a line end in the text it reads as a shell
-        /// command (screen's `stuff 'CMD\n'`, `CMD^M`): each ends a command there too.
-        #[serde(default)]
-        pub line_ends: Vec<String>,
-        #[serde(default)]
-        pub split_option: Vec<String>,
-        #[serde(default)]
-        pub shell_rest: bool,
-        #[serde(default)]
-        pub no_program: bool,
-        /// Every operand is a shell command string (`trap 'CMD' EXIT`, `tmux new 'CMD'`); the
-        /// wrapper runs no program of its own words.
-        #[serde(default)]
-        pub shell_operands: bool,
-        /// The words after this option are the program and its arguments (`xterm -e PROGRAM…`);
-        /// without it the wrapper runs no program.
-        #[serde(default)]
-        pub command_option: Vec<String>,
-        #[serde(default)]
-        pub inert: Vec<String>,
-        /// Options whose value is the directory the program runs in (`env -C DIR`).
-        #[serde(default)]
-        pub chdir_option: Vec<String>,
-    }
-}
+// A wrapper's table, beside: this file holds the macro its form is declared with.
+#[path = "wrapper.rs"]
+mod wrapper;
+pub use wrapper::*;
 
 with_syntax! {
     pub struct Shell as ShellToml("ShellToml") {

@@ -1,6 +1,6 @@
 //! `find -exec` and `fd -x`: the command each runs per file.
 
-use super::{Step, unwrap, with_words};
+use super::{Step, unwrap_run, with_words};
 use crate::rules::Rules;
 use crate::shell::{Command, UNKNOWN};
 
@@ -24,7 +24,7 @@ pub(crate) fn find_exec(
                 .iter()
                 .map(|a| a.replace("{}", UNKNOWN.encode_utf8(&mut [0; 4])))
                 .collect();
-            unwrap(rules, with_words(command, words), out);
+            unwrap_run(rules, with_words(command, words), out);
             i = end;
         }
         i += 1;
@@ -42,7 +42,7 @@ pub(crate) fn fd_exec(
     out: &mut Vec<Step>,
 ) {
     if let Some(at) = args.iter().position(|a| wrapper.command_option.contains(a)) {
-        unwrap(rules, with_words(command, args[at + 1..].to_vec()), out);
+        unwrap_run(rules, with_words(command, args[at + 1..].to_vec()), out);
     }
     out.push(Step::Run(command.clone()));
 }

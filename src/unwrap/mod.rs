@@ -8,6 +8,9 @@ mod interpreter;
 mod interpreter_tests;
 mod shell;
 mod sinks;
+mod wrapper;
+#[cfg(test)]
+mod wrapper_tests;
 mod xargs;
 
 use crate::argv::{self, Arg, base_name};
@@ -16,6 +19,7 @@ use crate::shell::{Command, UNKNOWN};
 use find::{fd_exec, find_exec};
 pub use interpreter::*;
 use shell::{file_text, stdin_text};
+pub use wrapper::directory as wrapper_directory;
 use xargs::xargs;
 
 /// What a command comes to once its wrappers are taken off.
@@ -33,17 +37,47 @@ pub enum Step {
     UnknownProgram(Command),
     /// A shell runs code from its input that cannot be known (`curl … | base64 -d | bash`).
     UnknownCode(Command),
+    /// A wrapper another wrapper runs (`nice env -C DIR …`): checked as a command typed
+    /// alone is before its wrapper is taken off (the steps after it are what it runs).
+    Wrapper(Command),
+    /// What one more reading of a wrapper's words runs, where an option the wrapper's table
+    /// does not know may take the next word or not: judged as a speculative reading is
+    /// (decision 0053), so it refuses only where it reaches the mesh (decision 0063).
+    Speculative(Vec<Step>),
 }
 
-/// Wrappers taken off one command, at most.
+/// Wrappers taken off one command, at most, over all its readings.
 const MAX_WRAPPERS: usize = 64;
 
 /// Takes wrappers off `command` and lists what runs.
-pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
+pub fn unwrap(rules: &Rules, command: Command, out: &mut Vec<Step>) {
+    let mut budget = MAX_WRAPPERS;
+    unwrap_within(rules, command, out, &mut budget, false);
+}
+
+/// `unwrap` for a command a wrapper runs (`find -exec`, `xargs`): a wrapper it begins with
+/// is checked as typed too.
+fn unwrap_run(rules: &Rules, command: Command, out: &mut Vec<Step>) {
+    let mut budget = MAX_WRAPPERS;
+    unwrap_within(rules, command, out, &mut budget, true);
+}
+
+/// `unwrap`, taking off at most `budget` wrappers, counted over every reading.
+/// `inner`: `command` is run by a wrapper already taken off.
+fn unwrap_within(
+    rules: &Rules,
+    mut command: Command,
+    out: &mut Vec<Step>,
+    budget: &mut usize,
+    mut inner: bool,
+) {
     // Each turn takes one wrapper off; a word list only shrinks, so this ends. Each turn
     // also reads the rest of the words, so past a bound (`sudo sudo … ssh`, thousands deep)
     // the program is not looked for: it cannot be known, which is what the caller is told.
-    for _ in 0..MAX_WRAPPERS {
+    // The bound is shared with the readings a wrapper's unknown options make, so
+    // `sudo -Z sudo -Z …` does not double the work at each wrapper.
+    while *budget > 0 {
+        *budget -= 1;
         let Some(first) = command.words.first() else {
             return;
         };
@@ -53,7 +87,14 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
         }
         let program = base_name(first).to_string();
         let args: Vec<String> = command.words[1..].to_vec();
-        if let Some(wrapper) = rules.wrapper(&program) {
+        let wrapper = rules.wrapper(&program);
+        // `ionice env -C DIR rm F`, `nice tmux setenv …`: a wrapper run by a wrapper is a
+        // command as if typed, checked before it is taken off.
+        if wrapper.is_some() && inner {
+            out.push(Step::Wrapper(command.clone()));
+        }
+        inner = true;
+        if let Some(wrapper) = wrapper {
             match wrapper.kind {
                 // `systemd-run -H atlas PROGRAM`: a wrapper that is also a guarded program
                 // is checked as itself too.
@@ -82,55 +123,29 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
                     None => return,
                 }
             }
-            let scanned = argv::scan(&wrapper.syntax, &args);
-            if argv::has(&scanned, &wrapper.inert) {
-                return;
-            }
-            for arg in &scanned {
-                if let Arg::Option {
-                    name,
-                    value: Some(value),
-                } = arg
-                    && (wrapper.shell_option.contains(name) || wrapper.split_option.contains(name))
-                {
-                    out.push(payload(&command, value.clone()));
+            // One scan of the wrapper's own words; where it is not sure how one of them
+            // reads, every other reading runs too, speculative (decision 0063).
+            let syntax = wrapper::syntax(wrapper);
+            let scanned = argv::scan(&syntax, &args);
+            for valued in argv::readings(&argv::ambiguous(&syntax, &scanned)) {
+                if *budget == 0 {
+                    break;
                 }
-            }
-            if wrapper.shell_operands {
-                // Options are read anywhere: `tmux new -d 'CMD'`, `trap 'CMD' INT TERM`.
-                for source in argv::operands(&scanned) {
-                    out.push(payload(&command, source.to_string()));
+                *budget -= 1;
+                let scanned = argv::scan_as(&syntax, &args, &valued);
+                let mut steps = Vec::new();
+                if let Some(next) = wrapper::take_off(wrapper, &command, &scanned, &mut steps) {
+                    unwrap_within(rules, next, &mut steps, budget, true);
                 }
-                return;
+                out.push(Step::Speculative(steps));
             }
-            if wrapper.no_program {
-                return;
-            }
-            let mut operands = operands_after_options(&wrapper.syntax, &args);
-            if wrapper.assignments {
-                while let Some(first) = operands.first() {
-                    match first.split_once('=') {
-                        Some((name, value)) if is_name(name) => {
-                            command.env.push((name.to_string(), value.to_string()));
-                            operands.remove(0);
-                        }
-                        _ => break,
-                    }
+            match wrapper::take_off(wrapper, &command, &scanned, out) {
+                Some(next) => {
+                    command = next;
+                    continue;
                 }
+                None => return,
             }
-            let operands: Vec<String> = operands.into_iter().skip(wrapper.skip).collect();
-            if wrapper.shell_rest || argv::has(&scanned, &wrapper.shell_flags) {
-                if !operands.is_empty() {
-                    let text = wrapper
-                        .line_ends
-                        .iter()
-                        .fold(operands.join(" "), |text, end| text.replace(end, "\n"));
-                    out.push(payload(&command, text));
-                }
-                return;
-            }
-            command.words = operands;
-            continue;
         }
         if program == "eval" {
             out.push(payload(&command, args.join(" ")));

@@ -1,7 +1,7 @@
 //! `xargs` and `parallel`: the commands they build from their input, one per job.
 
 use super::shell::file_text;
-use super::{Step, payload, unwrap, with_words};
+use super::{Step, payload, unwrap_run, with_words};
 use crate::argv::{self, Arg};
 use crate::rules::{Rules, WrapperKind};
 use crate::shell::{Command, Stdin, UNKNOWN};
@@ -100,7 +100,7 @@ pub(crate) fn xargs(
         if wrapper.kind == WrapperKind::Parallel {
             out.push(payload(&command, words.join(" ")));
         } else {
-            unwrap(rules, with_words(&command, words), out);
+            unwrap_run(rules, with_words(&command, words), out);
         }
     }
     out.push(Step::Run(command));
