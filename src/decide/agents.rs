@@ -16,6 +16,20 @@ impl Guard<'_> {
         {
             return Some(Why::PluginOff);
         }
+        // `claude config set …`: the agent's own command rewrites the settings that hold
+        // the guard's hooks, as writing the file would.
+        let words: Vec<&str> = args
+            .iter()
+            .filter(|a| !a.starts_with('-'))
+            .map(String::as_str)
+            .collect();
+        if agent.settings_commands.iter().any(|command| {
+            let wanted: Vec<&str> = command.split_whitespace().collect();
+            words.len() >= wanted.len()
+                && words.iter().zip(&wanted).all(|(word, want)| word == want)
+        }) {
+            return Some(Why::ChangesGuardFiles);
+        }
         let scoped = walk.scopes.last();
         let set_to = |name: &str| -> Vec<String> {
             let own = command

@@ -221,11 +221,11 @@ with_syntax! {
     }
 }
 
+with_syntax! {
 /// A program that changes the files its words name (self-protection: which words of a
-/// command are written).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Writer {
+/// command are written). Its option syntax, when given, is how the keys below that name
+/// options are read: bundled (`curl -sSo FILE`), attached (`-oFILE`), `--long=value`.
+pub struct Writer as WriterToml("WriterToml") {
     pub names: Vec<String>,
     /// It writes only with one of these options (`find -delete`, `find -exec`).
     #[serde(default)]
@@ -281,6 +281,26 @@ pub struct Writer {
     /// `git --work-tree DIR`).
     #[serde(default)]
     pub base_dir_options: Vec<String>,
+    /// Options whose value is a file written besides the output (`curl --cookie-jar`,
+    /// `wget --output-file`): unlike `output_options`, they leave the URLs saved by name.
+    #[serde(default)]
+    pub also_writes: Vec<String>,
+    /// Options whose value is a directory it writes files into whose names its words do not
+    /// say (an archive's members: `tar -x -C DIR`, `cpio -i -D DIR`, `7z x -oDIR`).
+    #[serde(default)]
+    pub into_options: Vec<String>,
+    /// The operand, counted from 1, that is the file it writes (`uniq IN OUT`: 2).
+    #[serde(default)]
+    pub output_operand: usize,
+    /// A first word without a dash is a group of its short options whose values are the
+    /// words after it, in order (tar's old style: `tar xfC A.tar DIR`).
+    #[serde(default)]
+    pub old_style: bool,
+    /// Each word is one switch, its value attached, named by the option it begins with
+    /// (7-Zip's command line: `-oDIR`, `-y`).
+    #[serde(default)]
+    pub switches: bool,
+}
 }
 
 /// An agent CLI: started from inside a session, it must start with the guard's hooks.
@@ -308,6 +328,10 @@ pub struct Agent {
     /// Variables that move where it reads its settings (`CLAUDE_CONFIG_DIR`, `HOME`).
     #[serde(default)]
     pub config_env: Vec<String>,
+    /// Its subcommands that change its own settings (`claude config set`), each as its
+    /// words: the settings that hold the guard's hooks are the operator's.
+    #[serde(default)]
+    pub settings_commands: Vec<String>,
 }
 
 /// The guard's own command line: the subcommands an agent may not run, because they
