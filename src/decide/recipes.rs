@@ -28,7 +28,8 @@ impl Guard<'_> {
         let Some(runner) = &runner::runner(base_name(first), args) else {
             return;
         };
-        for call in invocations(runner, args) {
+        let words = super::runner_words::split_groups(runner, args);
+        for call in invocations(runner, &words) {
             self.recipes_of(command, runner, &call, walk);
         }
     }

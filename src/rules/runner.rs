@@ -48,6 +48,14 @@ pub struct Runner {
     /// `pdm run ssh db`: a first operand that names no recipe is a command it runs.
     #[serde(default)]
     pub runs_commands: bool,
+    /// After the first recipe every word is a recipe or an argument, never the runner's
+    /// option (clap's trailing arguments: `just deploy -n`, `cargo make deploy -h`).
+    #[serde(default)]
+    pub trailing: bool,
+    /// A recipe word `DIR/NAME` runs NAME of the file found from DIR (`just svc/deploy`;
+    /// `DIR/` alone, its default).
+    #[serde(default)]
+    pub dir_recipe: bool,
 }
 
 /// How a runner's file is read.
