@@ -5,6 +5,9 @@
 // The rules' format and its reader, as the crate has them: a built-in file is checked
 // here key by key, and one that does not read stops the build.
 #[allow(dead_code)]
+#[path = "src/rules/agent.rs"]
+mod agent;
+#[allow(dead_code)]
 #[path = "src/rules/role.rs"]
 mod role;
 #[allow(dead_code)]

@@ -80,8 +80,7 @@ impl Guard<'_> {
                     .get(i + 1)
                     .is_some_and(|p| self.rules.writer(base_name(p)).is_some())
         });
-        if !writer.only_with.is_empty() && !runs_writer && !super::writes::only_with(writer, args)
-        {
+        if !writer.only_with.is_empty() && !runs_writer && !super::writes::only_with(writer, args) {
             return Vec::new();
         }
         if !writer.runs_on_found.is_empty() || !writer.name_tests.is_empty() {

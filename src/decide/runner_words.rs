@@ -66,7 +66,11 @@ pub(super) fn split_groups(runner: &Runner, args: &[String]) -> Vec<String> {
         .filter(|o| !runner.inert.contains(o))
         .filter_map(letter)
         .collect();
-    let known: String = lists.iter().flat_map(|l| l.iter()).filter_map(letter).collect();
+    let known: String = lists
+        .iter()
+        .flat_map(|l| l.iter())
+        .filter_map(letter)
+        .collect();
     let syntax = crate::rules::Syntax {
         short_value: valued,
         ..Default::default()
@@ -176,7 +180,10 @@ fn invocation<'a>(
     if runner.dir_recipe
         && call.dir.is_none()
         && call.file.is_none()
-        && let Some((dir, name)) = operands.first().copied().and_then(|first| first.rsplit_once('/'))
+        && let Some((dir, name)) = operands
+            .first()
+            .copied()
+            .and_then(|first| first.rsplit_once('/'))
     {
         call.dir = Some(if dir.is_empty() { "/" } else { dir });
         if name.is_empty() {

@@ -86,10 +86,9 @@ pub(super) fn written(writer: &Writer, args: &[String]) -> Vec<(String, Reach)> 
         .into_iter()
         .filter(|file| file != "-")
         .collect();
-    let by_name = scanned
-        .iter()
-        .any(|a| matches!(a, Arg::Option { name, .. } if writer.remote_name_options.contains(name)))
-        || (writer.saves_urls && outputs.is_empty());
+    let by_name = scanned.iter().any(
+        |a| matches!(a, Arg::Option { name, .. } if writer.remote_name_options.contains(name)),
+    ) || (writer.saves_urls && outputs.is_empty());
     let mut out: Vec<(String, Reach)> = outputs
         .into_iter()
         .chain(values(&writer.also_writes).into_iter().filter(|f| f != "-"))
@@ -123,7 +122,10 @@ pub(super) fn written(writer: &Writer, args: &[String]) -> Vec<(String, Reach)> 
 /// tar's old style: a first word without a dash is its letters as options, each that takes
 /// a value taking the next word after the group (`xfC A.tar DIR` is `-x -f A.tar -C DIR`).
 fn old_style(writer: &Writer, args: &[String]) -> Vec<String> {
-    let Some(first) = args.first().filter(|f| !f.is_empty() && !f.starts_with('-')) else {
+    let Some(first) = args
+        .first()
+        .filter(|f| !f.is_empty() && !f.starts_with('-'))
+    else {
         return args.to_vec();
     };
     let mut rest = args[1..].iter();

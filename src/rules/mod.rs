@@ -5,6 +5,7 @@
 //! definition of a program name replaces the earlier one; a built-in program is extended,
 //! or replaced only with `replace = true`: `layer`).
 
+mod agent;
 mod layer;
 mod load;
 mod role;
