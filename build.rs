@@ -11,6 +11,9 @@ mod agent;
 #[path = "src/rules/role.rs"]
 mod role;
 #[allow(dead_code)]
+#[path = "src/rules/runner.rs"]
+mod runner;
+#[allow(dead_code)]
 #[path = "src/rules/schema.rs"]
 mod schema;
 #[allow(dead_code)]
@@ -21,7 +24,7 @@ mod syntax;
 mod validate;
 
 /// The kinds of rules table, in the order of `rules::Kind`.
-const KINDS: [&str; 11] = [
+const KINDS: [&str; 12] = [
     "program",
     "wrapper",
     "shell",
@@ -33,6 +36,7 @@ const KINDS: [&str; 11] = [
     "agent",
     "guard_cli",
     "arguments",
+    "runner",
 ];
 
 /// The entries a rules file defines, as `(kind, names, the entry as JSON)`, so the hook can
@@ -285,6 +289,7 @@ fn main() {
         "interpreters",
         "self",
         "arguments",
+        "runners",
     ] {
         let path = format!("rules/{name}.toml");
         println!("cargo:rerun-if-changed={path}");

@@ -306,6 +306,7 @@ mod tests {
                         | (Kind::Agent, Entry::Agent(_))
                         | (Kind::GuardCli, Entry::GuardCli(_))
                         | (Kind::Arguments, Entry::Arguments(_))
+                        | (Kind::Runner, Entry::Runner(_))
                         | (
                             Kind::CommandEnv | Kind::Declaration | Kind::EnvironmentSetter,
                             Entry::Names

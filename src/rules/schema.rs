@@ -3,6 +3,7 @@
 
 pub use super::agent::{Agent, GuardCli};
 use super::role::*;
+use super::runner::Runner;
 use super::syntax::Syntax;
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -332,6 +333,8 @@ pub(crate) struct RulesFile {
     pub(crate) _policy_cases: Vec<serde::de::IgnoredAny>,
     #[serde(default)]
     pub(crate) arguments: Vec<Arguments>,
+    #[serde(default)]
+    pub(crate) runner: Vec<Runner>,
 }
 
 with_syntax! {
