@@ -554,6 +554,10 @@ fn writes_read_by_each_programs_grammar() {
             "ssh-keygen -f ~/.claude/settings.json -N '' -t ed25519",
             "claude config set -g disableAllHooks true",
             "claude config add -g hooks x",
+            "gemini hooks migrate --from-claude",
+            "copilot config hooks.enabled off",
+            "copilot config --rm hooks",
+            "copilot plugin disable mesh-guard",
         ],
     );
     assert_passed(
@@ -582,6 +586,9 @@ fn writes_read_by_each_programs_grammar() {
             "ssh-keygen -R atlas",
             "claude config get theme",
             "claude config list",
+            "copilot config footer.showQuota",
+            "copilot config --list",
+            "gemini hooks --help",
         ],
     );
 }

@@ -28,8 +28,9 @@ pub struct Agent {
     /// Variables that move where it reads its settings (`CLAUDE_CONFIG_DIR`, `HOME`).
     #[serde(default)]
     pub config_env: Vec<String>,
-    /// Its subcommands that change its own settings (`claude config set`), each as its
-    /// words: the settings that hold the guard's hooks are the operator's.
+    /// Its subcommands that change its own settings, each as its words (`"config set"`;
+    /// `*` any operand: `"config * *"`; a word with a dash, that option: `"config --rm"`):
+    /// the settings that hold the guard's hooks are the operator's.
     #[serde(default)]
     pub settings_commands: Vec<String>,
 }
