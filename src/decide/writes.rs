@@ -17,6 +17,7 @@ pub(super) fn by_grammar(writer: &Writer) -> bool {
         || !writer.also_writes.is_empty()
         || !writer.into_options.is_empty()
         || writer.output_operand > 0
+        || !writer.written_when.is_empty()
 }
 
 /// `args` as the writer's parser reads them; every option its keys name takes a value.
@@ -63,6 +64,14 @@ pub(super) fn only_with(writer: &Writer, args: &[String]) -> bool {
 /// operand, and each URL's own file name where it saves URLs by name. The rest is read.
 pub(super) fn written(writer: &Writer, args: &[String]) -> Vec<(String, Reach)> {
     let scanned = scanned(writer, args);
+    let present = |wanted: &[String]| {
+        scanned
+            .iter()
+            .any(|a| matches!(a, Arg::Option { name, .. } if wanted.contains(name)))
+            || argv::operands(&scanned)
+                .next()
+                .is_some_and(|first| wanted.iter().any(|w| w == first))
+    };
     let values = |names: &[String]| -> Vec<String> {
         scanned
             .iter()
@@ -70,7 +79,14 @@ pub(super) fn written(writer: &Writer, args: &[String]) -> Vec<(String, Reach)> 
                 Arg::Option {
                     name,
                     value: Some(value),
-                } if names.contains(name) => Some(value.clone()),
+                } if names.contains(name)
+                    && writer
+                        .written_when
+                        .get(name)
+                        .is_none_or(|wanted| present(wanted)) =>
+                {
+                    Some(value.clone())
+                }
                 _ => None,
             })
             .collect()

@@ -302,6 +302,10 @@ pub struct Writer as WriterToml("WriterToml") {
     /// (7-Zip's command line: `-oDIR`, `-y`).
     #[serde(default)]
     pub switches: bool,
+    /// An option's value is written only with one of these (options, or the first operand):
+    /// tar's `-f` when it creates (`-c`), its `-C` when it extracts (`-x`).
+    #[serde(default)]
+    pub written_when: HashMap<String, Vec<String>>,
 }
 }
 
