@@ -223,3 +223,40 @@ fn invocation<'a>(
     }
     Some(call)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn groups_and_attached_values_split_as_the_runners_parser_does() {
+        let tox = Runner {
+            recipe_options: s(&["-e"]),
+            value_options: s(&["-p", "--parallel"]),
+            inert: s(&["-l", "-h"]),
+            ..Runner::default()
+        };
+        assert_eq!(split_groups(&tox, &s(&["-edeploy"])), s(&["-e", "deploy"]));
+        assert_eq!(
+            split_groups(&tox, &s(&["-qe", "deploy"])),
+            s(&["-q", "-e", "deploy"])
+        );
+        // `-pe` is `-p` taking `e`: the value ends the group.
+        assert_eq!(split_groups(&tox, &s(&["-pe", "x"])), s(&["-p", "e", "x"]));
+        // A word the lists name whole, or with no letter they know, stays as written.
+        let npm = Runner {
+            unknown_options: s(&["-ws"]),
+            ..Runner::default()
+        };
+        assert_eq!(split_groups(&npm, &s(&["-ws", "-zq"])), s(&["-ws", "-zq"]));
+        // After `--`, nothing is split.
+        assert_eq!(
+            split_groups(&tox, &s(&["--", "-edeploy"])),
+            s(&["--", "-edeploy"])
+        );
+    }
+}

@@ -17,6 +17,7 @@ pub(super) fn by_grammar(writer: &Writer) -> bool {
         || !writer.also_writes.is_empty()
         || !writer.into_options.is_empty()
         || writer.output_operand > 0
+        || writer.into_operand > 0
         || !writer.written_when.is_empty()
 }
 
@@ -117,11 +118,22 @@ pub(super) fn written(writer: &Writer, args: &[String]) -> Vec<(String, Reach)> 
             .into_iter()
             .map(|dir| (dir, Reach::Tree)),
     );
+    let operand_written = writer
+        .written_when
+        .get("operand")
+        .is_none_or(|wanted| present(wanted));
     if writer.output_operand > 0
+        && operand_written
         && let Some(file) = argv::operands(&scanned).nth(writer.output_operand - 1)
         && file != "-"
     {
         out.push((file.to_string(), Reach::Whole));
+    }
+    if writer.into_operand > 0
+        && operand_written
+        && let Some(dir) = argv::operands(&scanned).nth(writer.into_operand - 1)
+    {
+        out.push((dir.to_string(), Reach::Tree));
     }
     if by_name {
         for url in argv::operands(&scanned).filter(|a| a.contains("://")) {

@@ -302,8 +302,13 @@ pub struct Writer as WriterToml("WriterToml") {
     /// (7-Zip's command line: `-oDIR`, `-y`).
     #[serde(default)]
     pub switches: bool,
-    /// An option's value is written only with one of these (options, or the first operand):
-    /// tar's `-f` when it creates (`-c`), its `-C` when it extracts (`-x`).
+    /// The operand, counted from 1, that is a directory it writes unnamed files into
+    /// (`cpio -p DIR`).
+    #[serde(default)]
+    pub into_operand: usize,
+    /// An option's value (or, keyed `"operand"`, the output or into operand) is written only
+    /// with one of these, options or the first operand: tar's `-f` when it creates (`-c`),
+    /// its `-C` when it extracts (`-x`).
     #[serde(default)]
     pub written_when: HashMap<String, Vec<String>>,
 }
