@@ -5,8 +5,14 @@
 // The rules' format and its reader, as the crate has them: a built-in file is checked
 // here key by key, and one that does not read stops the build.
 #[allow(dead_code)]
+#[path = "src/rules/agent.rs"]
+mod agent;
+#[allow(dead_code)]
 #[path = "src/rules/role.rs"]
 mod role;
+#[allow(dead_code)]
+#[path = "src/rules/runner.rs"]
+mod runner;
 #[allow(dead_code)]
 #[path = "src/rules/schema.rs"]
 mod schema;
@@ -18,7 +24,7 @@ mod syntax;
 mod validate;
 
 /// The kinds of rules table, in the order of `rules::Kind`.
-const KINDS: [&str; 11] = [
+const KINDS: [&str; 12] = [
     "program",
     "wrapper",
     "shell",
@@ -30,6 +36,7 @@ const KINDS: [&str; 11] = [
     "agent",
     "guard_cli",
     "arguments",
+    "runner",
 ];
 
 /// The entries a rules file defines, as `(kind, names, the entry as JSON)`, so the hook can
@@ -282,6 +289,7 @@ fn main() {
         "interpreters",
         "self",
         "arguments",
+        "runners",
     ] {
         let path = format!("rules/{name}.toml");
         println!("cargo:rerun-if-changed={path}");
@@ -323,34 +331,4 @@ fn main() {
     }
     table.push_str("];\n");
     std::fs::write(out.join("names.rs"), table).expect("OUT_DIR is writable");
-    runners(&out);
-}
-
-/// `rules/runners.toml`'s entries as `(names, subcommand, the entry as JSON)`: every command's
-/// program is looked up among the names, and the one entry a runner needs is read by
-/// serde_json, not the TOML parser (a tenth of `npm test`'s pass), nor found by scanning the
-/// file's text (a third of a long compound's).
-fn runners(out: &std::path::Path) {
-    let path = "rules/runners.toml";
-    println!("cargo:rerun-if-changed={path}");
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let value: toml::Value = toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut table = String::from(
-        "/// `rules/runners.toml`'s entries: (names, subcommand, entry as JSON); made by build.rs.\n\
-         pub(super) static RUNNERS: &[(&[&str], Option<&str>, &str)] = &[\n",
-    );
-    let runners = value.get("runner").and_then(toml::Value::as_array);
-    for entry in runners.into_iter().flatten() {
-        let list = entry.get("names").and_then(toml::Value::as_array);
-        let names: Vec<&str> = list
-            .into_iter()
-            .flatten()
-            .filter_map(toml::Value::as_str)
-            .collect();
-        let sub = entry.get("subcommand").and_then(toml::Value::as_str);
-        let json = serde_json::to_string(entry).expect("TOML values are JSON values");
-        table.push_str(&format!("    (&{names:?}, {sub:?}, {json:?}),\n"));
-    }
-    table.push_str("];\n");
-    std::fs::write(out.join("runners.rs"), table).expect("OUT_DIR is writable");
 }

@@ -263,3 +263,57 @@ fn the_example_rules_hold_their_policy() {
         (0, "8 cases: 8 hold, 0 fail\n", "")
     );
 }
+
+/// Task runners are rules tables too (issue 40): an operator's `[[runner]]` adds a runner
+/// whose recipes are read as the built-in ones are, and a built-in runner's name is not
+/// theirs to redefine.
+#[test]
+fn an_operators_runner_reads_its_recipes() {
+    let dir = Scratch::new("rules-runner");
+    rules(
+        &dir,
+        "[[runner]]\nnames = [\"xjust\"]\nformat = \"justfile\"\nfiles = [\"justfile\"]\n\
+         file_options = [\"-f\"]\nbare = true\nmany = true\ntrailing = true\n",
+    );
+    dir.write(
+        "proj/justfile",
+        "build:\n    cargo build\n\ndeploy:\n    ssh atlas uptime\n",
+    );
+    let hook_in = |command: &str| {
+        let mut args = with_paths(&example_catalog(), &dir.path("a.db"), &["--rules"]);
+        args.extend([
+            dir.path("rules").to_string_lossy().into_owned(),
+            "hook".into(),
+        ]);
+        let event = serde_json::json!({
+            "session_id": "sess-1",
+            "transcript_path": "/tmp/t.jsonl",
+            "cwd": dir.path("proj"),
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+            "tool_use_id": "toolu_1",
+        });
+        run(&strs(&args), &[], event.to_string().as_bytes())
+    };
+    let refused = hook_in("xjust -fjustfile deploy");
+    assert_eq!(refused.code, 2, "{}{}", refused.stdout, refused.stderr);
+    assert!(refused.stderr.contains("atlas"), "{}", refused.stderr);
+    let passed = hook_in("xjust build");
+    assert_eq!(passed.code, 0, "{}{}", passed.stdout, passed.stderr);
+
+    let dir = Scratch::new("rules-runner-clash");
+    let file = rules(
+        &dir,
+        "[[runner]]\nnames = [\"just\"]\nformat = \"justfile\"\nfiles = [\"justfile\"]\n",
+    );
+    let out = check(&dir, "ls");
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains(&format!("{file}:1: `just` is built in as [[runner]]")),
+        "{}",
+        out.stderr
+    );
+}

@@ -16,6 +16,15 @@ impl Guard<'_> {
         {
             return Some(Why::PluginOff);
         }
+        // `claude config set …`, `copilot config KEY VALUE`: the agent's own command rewrites
+        // the settings that hold the guard's hooks, as writing the file would.
+        if agent
+            .settings_commands
+            .iter()
+            .any(|shape| runs_shape(shape, args))
+        {
+            return Some(Why::ChangesGuardFiles);
+        }
         let scoped = walk.scopes.last();
         let set_to = |name: &str| -> Vec<String> {
             let own = command
@@ -108,4 +117,21 @@ pub(super) fn strip_version(word: &str) -> &str {
         Some(at) if at > 0 => &word[..at],
         _ => word,
     }
+}
+
+/// Whether `args` run the subcommand `shape` spells: its words in order, `*` any operand, a
+/// word with a dash that option; other options between them are passed over.
+fn runs_shape(shape: &str, args: &[String]) -> bool {
+    let mut wanted = shape.split_whitespace().peekable();
+    for arg in args {
+        let Some(want) = wanted.peek() else {
+            break;
+        };
+        if arg == want || (*want == "*" && !arg.starts_with('-')) {
+            wanted.next();
+        } else if !arg.starts_with('-') {
+            return false;
+        }
+    }
+    wanted.peek().is_none()
 }

@@ -80,10 +80,7 @@ impl Guard<'_> {
                     .get(i + 1)
                     .is_some_and(|p| self.rules.writer(base_name(p)).is_some())
         });
-        if !writer.only_with.is_empty()
-            && !runs_writer
-            && !args.iter().any(|a| writer.only_with.contains(a))
-        {
+        if !writer.only_with.is_empty() && !runs_writer && !super::writes::only_with(writer, args) {
             return Vec::new();
         }
         if !writer.runs_on_found.is_empty() || !writer.name_tests.is_empty() {
@@ -95,12 +92,8 @@ impl Guard<'_> {
                 .map(|dir| (dir.clone(), Reach::Named(names.clone())))
                 .collect();
         }
-        if !writer.output_options.is_empty()
-            || !writer.output_dir_options.is_empty()
-            || !writer.remote_name_options.is_empty()
-            || writer.saves_urls
-        {
-            return downloaded(writer, args);
+        if super::writes::by_grammar(writer) {
+            return super::writes::written(writer, args);
         }
         let target = option_values(args, &writer.target_options).pop();
         let base = option_values(args, &writer.base_dir_options).pop();
@@ -317,27 +310,4 @@ fn under(dir: Option<&str>, word: String) -> String {
         }
         _ => word,
     }
-}
-
-/// The files a downloader writes: its output options' values, and each URL's own file
-/// name where it saves URLs by name, under its output directory. The URLs are only read.
-fn downloaded(writer: &crate::rules::Writer, args: &[String]) -> Vec<(String, Reach)> {
-    let dir = option_values(args, &writer.output_dir_options).pop();
-    let mut out: Vec<(String, Reach)> = option_values(args, &writer.output_options)
-        .into_iter()
-        .filter(|file| file != "-")
-        .map(|file| (under(dir.as_deref(), file), Reach::Whole))
-        .collect();
-    let by_name = args.iter().any(|a| writer.remote_name_options.contains(a))
-        || (writer.saves_urls && out.is_empty());
-    if by_name {
-        for url in args.iter().filter(|a| a.contains("://")) {
-            let path = url.split(['?', '#']).next().unwrap_or(url);
-            let name = path.rsplit('/').next().unwrap_or("");
-            if !name.is_empty() && !path.ends_with("://") {
-                out.push((under(dir.as_deref(), name.to_string()), Reach::Whole));
-            }
-        }
-    }
-    out
 }

@@ -26,6 +26,7 @@ mod runner_words;
 mod ssh_route;
 pub mod target;
 mod walk;
+mod writes;
 
 use crate::argv::{self, Arg, base_name};
 use crate::catalog::{LazyCatalog, MeshObject};

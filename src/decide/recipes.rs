@@ -8,7 +8,7 @@
 use super::runner_words::{Invocation, invocations};
 use super::*;
 use crate::ondisk::recipes::{Found, Lookup, Recipes, Step};
-use crate::rules::runner::{self, Runner};
+use crate::rules::runner::Runner;
 use crate::shell::quote::requoted;
 use std::collections::HashSet;
 
@@ -25,10 +25,11 @@ impl Guard<'_> {
             return;
         };
         let args = &command.words[1..];
-        let Some(runner) = &runner::runner(base_name(first), args) else {
+        let Some(runner) = self.rules.runner(base_name(first), args) else {
             return;
         };
-        for call in invocations(runner, args) {
+        let words = super::runner_words::split_groups(runner, args);
+        for call in invocations(runner, &words) {
             self.recipes_of(command, runner, &call, walk);
         }
     }

@@ -38,6 +38,69 @@ pub(super) fn invocations<'a>(runner: &'a Runner, args: &'a [String]) -> Vec<Inv
     readings
 }
 
+/// `args` as the runner's option parser splits its short options (getopt, argparse, clap,
+/// pflag alike): a group of them in one word (`-qe deploy`) and a value attached to the last
+/// (`-edeploy`, `-fjustfile`), read by the option engine over the runner's own lists. A word
+/// a list names whole (`-ws`, `-db`) stays one option; a word with no letter the runner knows
+/// stays as written, one unknown option.
+pub(super) fn split_groups(runner: &Runner, args: &[String]) -> Vec<String> {
+    let lists = [
+        &runner.unknown_options,
+        &runner.file_options,
+        &runner.directory_options,
+        &runner.recipe_options,
+        &runner.value_options,
+        &runner.inert,
+    ];
+    let listed = |word: &str| lists.iter().any(|list| list.iter().any(|o| o == word));
+    let letter = |word: &String| {
+        let mut chars = word.strip_prefix('-')?.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) if c != '-' => Some(c),
+            _ => None,
+        }
+    };
+    let valued: String = lists[..5]
+        .iter()
+        .flat_map(|list| list.iter())
+        .filter(|o| !runner.inert.contains(o))
+        .filter_map(letter)
+        .collect();
+    let known: String = lists
+        .iter()
+        .flat_map(|l| l.iter())
+        .filter_map(letter)
+        .collect();
+    let syntax = crate::rules::Syntax {
+        short_value: valued,
+        ..Default::default()
+    };
+    let mut out = Vec::with_capacity(args.len());
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word == "--" {
+            out.push(word.clone());
+            out.extend(words.by_ref().cloned());
+            break;
+        }
+        let group = word.len() > 2 && word.starts_with('-') && !word.starts_with("--");
+        if !group || listed(word) || !word[1..].chars().any(|c| known.contains(c)) {
+            out.push(word.clone());
+            continue;
+        }
+        for arg in crate::argv::scan(&syntax, std::slice::from_ref(word)) {
+            match arg {
+                crate::argv::Arg::Option { name, value } => {
+                    out.push(name);
+                    out.extend(value);
+                }
+                crate::argv::Arg::Operand(operand) => out.push(operand),
+            }
+        }
+    }
+    out
+}
+
 /// `args` read with every option the runner's rules do not know taken as a flag, or, with
 /// `unknown_takes_value`, as taking the next word.
 fn invocation<'a>(
@@ -53,6 +116,12 @@ fn invocation<'a>(
         if word == "--" {
             call.extra = args[at + 1..].to_vec();
             break;
+        }
+        // `just deploy -n`: past the recipe the words are the recipe's.
+        let sub = runner.subcommand.is_some() as usize;
+        if runner.trailing && operands.len() > sub {
+            operands.push(word);
+            continue;
         }
         // `cargo +nightly make`: rustup's toolchain, before the subcommand.
         if runner.subcommand.is_some() && operands.is_empty() && word.starts_with('+') {
@@ -107,6 +176,22 @@ fn invocation<'a>(
         }
         operands.remove(0);
     }
+    // `just svc/deploy`: the file found from `svc`, its `deploy`; `just svc/`, its default.
+    if runner.dir_recipe
+        && call.dir.is_none()
+        && call.file.is_none()
+        && let Some((dir, name)) = operands
+            .first()
+            .copied()
+            .and_then(|first| first.rsplit_once('/'))
+    {
+        call.dir = Some(if dir.is_empty() { "/" } else { dir });
+        if name.is_empty() {
+            operands.remove(0);
+        } else {
+            operands[0] = name;
+        }
+    }
     // `tox`, `tox run`, `nox`: with no environment named by option, the default ones run.
     if !runner.recipe_options.is_empty() {
         call.default = call.named.is_empty();
@@ -137,4 +222,41 @@ fn invocation<'a>(
         Some(_) => return None,
     }
     Some(call)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn groups_and_attached_values_split_as_the_runners_parser_does() {
+        let tox = Runner {
+            recipe_options: s(&["-e"]),
+            value_options: s(&["-p", "--parallel"]),
+            inert: s(&["-l", "-h"]),
+            ..Runner::default()
+        };
+        assert_eq!(split_groups(&tox, &s(&["-edeploy"])), s(&["-e", "deploy"]));
+        assert_eq!(
+            split_groups(&tox, &s(&["-qe", "deploy"])),
+            s(&["-q", "-e", "deploy"])
+        );
+        // `-pe` is `-p` taking `e`: the value ends the group.
+        assert_eq!(split_groups(&tox, &s(&["-pe", "x"])), s(&["-p", "e", "x"]));
+        // A word the lists name whole, or with no letter they know, stays as written.
+        let npm = Runner {
+            unknown_options: s(&["-ws"]),
+            ..Runner::default()
+        };
+        assert_eq!(split_groups(&npm, &s(&["-ws", "-zq"])), s(&["-ws", "-zq"]));
+        // After `--`, nothing is split.
+        assert_eq!(
+            split_groups(&tox, &s(&["--", "-edeploy"])),
+            s(&["--", "-edeploy"])
+        );
+    }
 }

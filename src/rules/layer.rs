@@ -110,6 +110,7 @@ fn no_built_in_redefined(name: &str, text: &str, file: &RulesFile) -> Result<(),
         (Kind::Writer, names_of(&file.writer, |e| &e.names)),
         (Kind::Agent, names_of(&file.agent, |e| &e.names)),
         (Kind::Arguments, names_of(&file.arguments, |e| &e.names)),
+        (Kind::Runner, names_of(&file.runner, |e| &e.names)),
     ];
     for (kind, lists) in entries {
         let headers = header_lines(text, kind);
@@ -119,6 +120,11 @@ fn no_built_in_redefined(name: &str, text: &str, file: &RulesFile) -> Result<(),
                 // `[[arguments]]` annotates a name of any kind; only another one clashes.
                 if !matches!(kind, Kind::Arguments) {
                     built_in.retain(|k| *k != Kind::Arguments.key());
+                }
+                // A runner is read for its recipes beside what else its name is (`cargo`):
+                // only another runner of the name clashes.
+                if !matches!(kind, Kind::Runner) {
+                    built_in.retain(|k| *k != Kind::Runner.key());
                 }
                 let allowed = match kind {
                     Kind::Program

@@ -1,6 +1,7 @@
 //! Loading the rules: the built-in tables (compiled in as JSON by build.rs) layered with an
 //! operator's rule files, and their errors.
 
+use super::runner::Runner;
 use super::schema::*;
 use super::validate;
 use std::collections::HashMap;
@@ -21,7 +22,7 @@ macro_rules! built_in {
 /// Each built-in rules file, as written and as converted to JSON by `build.rs` (the hook
 /// reads single entries, `Entry`; the tests compare the files' two forms).
 #[cfg(test)]
-pub(crate) const BUILT_IN: [(&str, &str, &str); 8] = [
+pub(crate) const BUILT_IN: [(&str, &str, &str); 9] = [
     built_in!("ssh"),
     built_in!("docker"),
     built_in!("systemd"),
@@ -30,6 +31,7 @@ pub(crate) const BUILT_IN: [(&str, &str, &str); 8] = [
     built_in!("interpreters"),
     built_in!("self"),
     built_in!("arguments"),
+    built_in!("runners"),
 ];
 
 /// One file's rules (or several files' merged), by name.
@@ -46,6 +48,7 @@ pub(crate) struct Tables {
     pub(crate) agents: HashMap<String, Rc<Agent>>,
     pub(crate) guard_clis: HashMap<String, Rc<GuardCli>>,
     pub(crate) arguments: HashMap<String, Rc<Arguments>>,
+    pub(crate) runners: HashMap<String, Rc<Runner>>,
 }
 
 impl Tables {
@@ -70,6 +73,7 @@ impl Tables {
         by_name(&mut self.agents, file.agent, |a| &a.names);
         by_name(&mut self.guard_clis, file.guard_cli, |g| &g.names);
         by_name(&mut self.arguments, file.arguments, |a| &a.names);
+        by_name(&mut self.runners, file.runner, |r| &r.names);
         for c in file.command_env {
             self.command_env.extend(c.names);
         }
@@ -106,10 +110,11 @@ pub(crate) enum Kind {
     Agent,
     GuardCli,
     Arguments,
+    Runner,
 }
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 11] = [
+    pub(crate) const ALL: [Kind; 12] = [
         Kind::Program,
         Kind::Wrapper,
         Kind::Shell,
@@ -121,6 +126,7 @@ impl Kind {
         Kind::Agent,
         Kind::GuardCli,
         Kind::Arguments,
+        Kind::Runner,
     ];
 
     pub(crate) fn key(self) -> &'static str {
@@ -136,6 +142,7 @@ impl Kind {
             Kind::Agent => "agent",
             Kind::GuardCli => "guard_cli",
             Kind::Arguments => "arguments",
+            Kind::Runner => "runner",
         }
     }
 }
@@ -153,6 +160,7 @@ pub(crate) enum Entry {
     Agent(Box<Agent>),
     GuardCli(Box<GuardCli>),
     Arguments(Box<Arguments>),
+    Runner(Box<Runner>),
     Names,
 }
 
@@ -171,10 +179,33 @@ pub(crate) fn built_in_entry(kind: Kind, json: &str) -> Entry {
         Kind::Agent => Entry::Agent(Box::new(read(json))),
         Kind::GuardCli => Entry::GuardCli(Box::new(read(json))),
         Kind::Arguments => Entry::Arguments(Box::new(read(json))),
+        Kind::Runner => Entry::Runner(Box::new(read(json))),
         Kind::CommandEnv | Kind::Declaration | Kind::EnvironmentSetter => Entry::Names,
     }
 }
 
 pub(crate) fn parse_toml(name: &str, text: &str) -> Result<RulesFile, RulesError> {
     validate::parse(name, text).map_err(RulesError)
+}
+
+impl super::Rules {
+    /// The task runner `program` is when its arguments are `args` (`cargo make …`), if any.
+    /// Where a subcommand stands is for the runner's words to say (`cargo --color never
+    /// make`): here it need only be among them.
+    pub fn runner(&self, program: &str, args: &[String]) -> Option<&Runner> {
+        self.lookup(
+            Kind::Runner,
+            program,
+            |t| &t.runners,
+            |e| match e {
+                Entry::Runner(r) => Some(r),
+                _ => None,
+            },
+        )
+        .filter(|r| {
+            r.subcommand
+                .as_ref()
+                .is_none_or(|sub| args.iter().any(|a| a == sub))
+        })
+    }
 }

@@ -5,6 +5,7 @@
 //! definition of a program name replaces the earlier one; a built-in program is extended,
 //! or replaced only with `replace = true`: `layer`).
 
+mod agent;
 mod layer;
 mod load;
 mod role;
@@ -318,6 +319,7 @@ mod tests {
                         | (Kind::Agent, Entry::Agent(_))
                         | (Kind::GuardCli, Entry::GuardCli(_))
                         | (Kind::Arguments, Entry::Arguments(_))
+                        | (Kind::Runner, Entry::Runner(_))
                         | (
                             Kind::CommandEnv | Kind::Declaration | Kind::EnvironmentSetter,
                             Entry::Names

@@ -1,7 +1,9 @@
 //! The rules' format: how a program's arguments are read, and what wrappers, shells,
 //! interpreters, writers and agents are. Data only.
 
+pub use super::agent::{Agent, GuardCli};
 use super::role::*;
+use super::runner::Runner;
 use super::syntax::Syntax;
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -176,11 +178,11 @@ with_syntax! {
     }
 }
 
+with_syntax! {
 /// A program that changes the files its words name (self-protection: which words of a
-/// command are written).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Writer {
+/// command are written). Its option syntax, when given, is how the keys below that name
+/// options are read: bundled (`curl -sSo FILE`), attached (`-oFILE`), `--long=value`.
+pub struct Writer as WriterToml("WriterToml") {
     pub names: Vec<String>,
     /// It writes only with one of these options (`find -delete`, `find -exec`).
     #[serde(default)]
@@ -236,50 +238,35 @@ pub struct Writer {
     /// `git --work-tree DIR`).
     #[serde(default)]
     pub base_dir_options: Vec<String>,
+    /// Options whose value is a file written besides the output (`curl --cookie-jar`,
+    /// `wget --output-file`): unlike `output_options`, they leave the URLs saved by name.
+    #[serde(default)]
+    pub also_writes: Vec<String>,
+    /// Options whose value is a directory it writes files into whose names its words do not
+    /// say (an archive's members: `tar -x -C DIR`, `cpio -i -D DIR`, `7z x -oDIR`).
+    #[serde(default)]
+    pub into_options: Vec<String>,
+    /// The operand, counted from 1, that is the file it writes (`uniq IN OUT`: 2).
+    #[serde(default)]
+    pub output_operand: usize,
+    /// A first word without a dash is a group of its short options whose values are the
+    /// words after it, in order (tar's old style: `tar xfC A.tar DIR`).
+    #[serde(default)]
+    pub old_style: bool,
+    /// Each word is one switch, its value attached, named by the option it begins with
+    /// (7-Zip's command line: `-oDIR`, `-y`).
+    #[serde(default)]
+    pub switches: bool,
+    /// The operand, counted from 1, that is a directory it writes unnamed files into
+    /// (`cpio -p DIR`).
+    #[serde(default)]
+    pub into_operand: usize,
+    /// An option's value (or, keyed `"operand"`, the output or into operand) is written only
+    /// with one of these, options or the first operand: tar's `-f` when it creates (`-c`),
+    /// its `-C` when it extracts (`-x`).
+    #[serde(default)]
+    pub written_when: HashMap<String, Vec<String>>,
 }
-
-/// An agent CLI: started from inside a session, it must start with the guard's hooks.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Agent {
-    /// Program names, and the package names launchers run it by (`npx @anthropic-ai/claude-code`).
-    pub names: Vec<String>,
-    /// The words that open its plugin commands (`claude plugin …`).
-    #[serde(default)]
-    pub plugin_commands: Vec<String>,
-    /// The plugin commands that turn a plugin off.
-    #[serde(default)]
-    pub plugin_off: Vec<String>,
-    /// Options whose value is settings JSON, or a settings file (`--settings`).
-    #[serde(default)]
-    pub settings_options: Vec<String>,
-    /// Options whose value lists the settings sources loaded (`--setting-sources user,project`).
-    #[serde(default)]
-    pub setting_sources_options: Vec<String>,
-    /// Options whose value overrides one configuration key (`codex -c key=value`): refused
-    /// when the key is about hooks.
-    #[serde(default)]
-    pub config_options: Vec<String>,
-    /// Variables that move where it reads its settings (`CLAUDE_CONFIG_DIR`, `HOME`).
-    #[serde(default)]
-    pub config_env: Vec<String>,
-}
-
-/// The guard's own command line: the subcommands an agent may not run, because they
-/// destroy or rewrite the record or change how the guard is installed.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GuardCli {
-    /// Its program names.
-    pub names: Vec<String>,
-    /// Options that take the next word as their value (`--db PATH`): skipped with it when
-    /// the subcommand is read.
-    #[serde(default)]
-    pub value_options: Vec<String>,
-    /// Subcommands an agent may not run, as words in order (`audit prune`): the first is
-    /// the subcommand, the rest may have options between them.
-    #[serde(default)]
-    pub refused: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -310,6 +297,8 @@ pub(crate) struct RulesFile {
     pub(crate) _policy_cases: Vec<serde::de::IgnoredAny>,
     #[serde(default)]
     pub(crate) arguments: Vec<Arguments>,
+    #[serde(default)]
+    pub(crate) runner: Vec<Runner>,
 }
 
 with_syntax! {

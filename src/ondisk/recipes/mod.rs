@@ -14,6 +14,7 @@ mod package_json;
 mod pyproject;
 mod taskfile;
 mod tox;
+mod tox_toml;
 
 use super::read::{Files, Read};
 use crate::rules::runner::Format;
@@ -117,7 +118,14 @@ pub fn find(lookup: &Lookup, files: &mut dyn Files) -> Found {
         } else {
             dir
         };
-        return read_one(lookup.format, &path, file, dir, files);
+        // `just -d DIR -f FILE`: the file is named from where the runner was started, the
+        // directory only where its recipes run; a runner that reads it from DIR is read too.
+        let found = read_one(lookup.format, &path, file, dir.clone(), files);
+        if lookup.dir.is_some() && found == Found::Absent && !file.starts_with('/') {
+            let from_cwd = absolute(lookup.cwd, file);
+            return read_one(lookup.format, &from_cwd, file, dir, files);
+        }
+        return found;
     }
     let mut dir = start.clone();
     for _ in 0..MAX_UPWARD {
@@ -169,6 +177,11 @@ fn read_one(format: Format, path: &str, shown: &str, dir: String, files: &mut dy
         Format::CargoMake => cargo_make::parse(&text),
         Format::Pdm => pyproject::pdm(&text),
         Format::Poetry => pyproject::poetry(&text),
+        Format::Tox if path.ends_with("pyproject.toml") => match tox_toml::pyproject(&text) {
+            Some(parsed) => parsed,
+            None => return Found::Absent,
+        },
+        Format::Tox if path.ends_with(".toml") => tox_toml::parse(&text),
         Format::Tox => tox::parse(&text),
         Format::Nox => nox::parse(&text),
     };
