@@ -32,11 +32,17 @@ impl Guard<'_> {
         let script = if program == "source" || program == "." {
             args.first().map(|p| (p.clone(), 1))
         } else if let Some(shell) = self.rules.shell(&program) {
-            let scanned = argv::scan(&shell.syntax, &args);
-            let runs_other = scanned.iter().any(|a| {
-                matches!(a, Arg::Option { name, .. }
-                    if name.len() == 2 && (name.ends_with(shell.command_flag) || name == "-n" || name == "-s"))
-            });
+            // Only the options before the script are the shell's: `bash s.sh -n` runs `s.sh`.
+            let stop = crate::rules::Syntax {
+                stop_at_operand: true,
+                ..shell.syntax.clone()
+            };
+            let scanned = argv::scan(&stop, &args);
+            let runs_other = crate::unwrap::runs_nothing(&shell.syntax, &args)
+                || scanned.iter().any(|a| {
+                    matches!(a, Arg::Option { name, .. }
+                        if name.len() == 2 && (name.ends_with(shell.command_flag) || name == "-s"))
+                });
             let mut operands = argv::operands(&scanned);
             match operands.next() {
                 Some(path) if !runs_other && path != "-" => {

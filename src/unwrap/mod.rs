@@ -15,6 +15,7 @@ use crate::rules::{Rules, WrapperKind};
 use crate::shell::{Command, UNKNOWN};
 use find::{fd_exec, find_exec};
 pub use interpreter::*;
+pub use shell::runs_nothing;
 use shell::{file_text, stdin_text};
 use xargs::xargs;
 
@@ -150,6 +151,10 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
             return;
         }
         if let Some(shell) = rules.shell(&program) {
+            if runs_nothing(&shell.syntax, &args) {
+                out.push(Step::Run(command));
+                return;
+            }
             let scanned = argv::scan(&shell.syntax, &args);
             let has_command_flag = scanned.iter().any(|a| matches!(a, Arg::Option { name, .. } if name.len() == 2 && name.ends_with(shell.command_flag)));
             let mut ops = argv::operands(&scanned);
