@@ -266,6 +266,9 @@ struct Walk {
     candidates: Vec<Candidate>,
     /// The docker context the command has selected so far (`docker context use X`).
     engine_context: Option<String>,
+    /// Docker contexts the command has created so far, with their `--docker` endpoint
+    /// (`docker context create X --docker host=ssh://atlas`): a later use reaches it.
+    created_contexts: Vec<(String, String)>,
     unknown_programs: Vec<Vec<String>>,
     /// Commands that run code that cannot be known (a shell reading an unknown input, a
     /// recipe not read), with that code in words.
