@@ -310,6 +310,9 @@ struct Walk {
     remote: usize,
     /// How many speculative walks (a program's arguments read as a command) the walk is in.
     speculative: usize,
+    /// Commands `git config` stored (an `!` alias, `core.sshCommand`), with their depth:
+    /// nothing runs them then; a later git, or a program that may run git, may.
+    git_stored: Vec<(String, usize)>,
     /// Walking a command a git setting from the environment runs: the programs in it see
     /// the same environment, and are not read for it again.
     in_git_setting: bool,
