@@ -287,6 +287,9 @@ struct Walk {
     flows: Vec<String>,
     /// Functions the command defines: a call's arguments flow into the body.
     functions: Vec<String>,
+    /// Functions a file the command sources defines (`. ./lib.sh`), with their bodies, in
+    /// the order met: walked apart from the command, a later call is followed here.
+    sourced_functions: Vec<(String, crate::ondisk::Value)>,
     refusal: Option<Refusal>,
     incomplete: Option<String>,
     /// Variables of the script being walked (innermost payload last): every value each
