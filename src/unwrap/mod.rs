@@ -180,6 +180,13 @@ pub fn unwrap(rules: &Rules, mut command: Command, out: &mut Vec<Step>) {
                     Some(path) => file_text(&command, path),
                 };
                 match script {
+                    Some(text) if reads_stdin && shell.positional => {
+                        let mut step = payload(&command, text);
+                        if let Step::Shell { env, .. } = &mut step {
+                            env.extend(shell::stdin_positional(&program, &shell.syntax, &args));
+                        }
+                        out.push(step);
+                    }
                     Some(text) => out.push(payload(&command, text)),
                     None if reads_input(&command, ops_first) => {
                         out.push(Step::UnknownCode(command.clone()));
@@ -240,20 +247,10 @@ fn positional(
     if first != source {
         return Vec::new();
     }
-    let (zero, params) = match rest.split_first() {
-        Some((zero, params)) => (zero.clone(), params),
-        None => (program.to_string(), &[][..]),
-    };
-    let mut env = vec![("0".to_string(), zero)];
-    for i in 1..=params.len().max(9) {
-        let value = params.get(i - 1).cloned().unwrap_or_default();
-        env.push((i.to_string(), value));
+    match rest.split_first() {
+        Some((zero, params)) => shell::parameters(zero, params),
+        None => shell::parameters(program, &[]),
     }
-    let split = crate::shell::SPLIT.to_string();
-    env.push(("@".into(), params.join(&split)));
-    env.push(("*".into(), params.join(" ")));
-    env.push(("#".into(), params.len().to_string()));
-    env
 }
 
 /// Whether a variable is one of a script's positional parameters (`0`, `1`, `@`, `#`).

@@ -45,3 +45,27 @@ pub fn runs_nothing(syntax: &crate::rules::Syntax, args: &[String]) -> bool {
     }
     noexec
 }
+
+/// A script's `$0`, `$1`…`$9` (unset ones empty), `$@`, `$*` and `$#`.
+pub(crate) fn parameters(zero: &str, params: &[String]) -> Vec<(String, String)> {
+    let mut env = vec![("0".to_string(), zero.to_string())];
+    for i in 1..=params.len().max(9) {
+        let value = params.get(i - 1).cloned().unwrap_or_default();
+        env.push((i.to_string(), value));
+    }
+    let split = crate::shell::SPLIT.to_string();
+    env.push(("@".into(), params.join(&split)));
+    env.push(("*".into(), params.join(" ")));
+    env.push(("#".into(), params.len().to_string()));
+    env
+}
+
+/// `bash -s ARGS <<EOF`: the script comes from the input and every operand, from the
+/// first (where a POSIX shell's options end), is a positional parameter; `$0` is the shell.
+pub(crate) fn stdin_positional(
+    program: &str,
+    syntax: &crate::rules::Syntax,
+    args: &[String],
+) -> Vec<(String, String)> {
+    parameters(program, &super::operands_after_options(syntax, args))
+}
