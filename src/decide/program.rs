@@ -311,7 +311,13 @@ impl Guard<'_> {
         // Values that are commands in their own right: `rsync -e`, `-o ProxyCommand=`,
         // `-o LocalCommand=`, socat's `EXEC:`.
         if let Some(source) = target::command_in(role, &value) {
-            self.payload(&source, cx.command.depth + 1, &[], walk);
+            let proxy = role == Role::SshOption
+                && target::ssh_option(&value).is_some_and(|(key, _)| key == "proxycommand");
+            if proxy {
+                self.proxy_command(&source, cx, walk);
+            } else {
+                self.payload(&source, cx.command.depth + 1, &[], walk);
+            }
             if role == Role::Rsh {
                 return;
             }

@@ -102,7 +102,24 @@ impl Guard<'_> {
             });
         }
         for source in route.commands {
-            self.payload(&source, cx.command.depth + 1, &[], walk);
+            self.proxy_command(&source, cx, walk);
+        }
+    }
+
+    /// A `ProxyCommand` is the way to the destination, not where the command runs: the
+    /// machines it reaches are hops of the outer command, as `-J` ones are (`ssh -o
+    /// ProxyCommand='ssh -W %h:%p gate' worker` reaches `worker` through `gate`), so the
+    /// destination is refused first, for its tools, and a hop to elsewhere is a jump.
+    pub(super) fn proxy_command(&self, source: &str, cx: &Context, walk: &mut Walk) {
+        let before = walk.candidates.len();
+        self.payload(source, cx.command.depth + 1, &[], walk);
+        for c in &mut walk.candidates[before..] {
+            c.route = true;
+            if c.role == Role::Host {
+                c.command.clone_from(&cx.command.words);
+                c.command_written.clone_from(&cx.command.written);
+                c.shape = cx.shape.join(" ");
+            }
         }
     }
 }
