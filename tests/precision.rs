@@ -59,3 +59,17 @@ fn a_shells_n_runs_nothing_but_only_before_its_script() {
     // After the script, `-n` is the script's own word: the script runs.
     assert_eq!(decision(dir, "bash s.sh -n"), "refuse");
 }
+
+#[test]
+fn check_reads_the_disk_under_one_home() {
+    let scratch = common::Scratch::new("one-home");
+    let dir = &scratch.0;
+    scratch.write(".ssh/config", "Host cache\n  HostName atlas\n");
+    // `check` takes its environment's HOME, for every reader: the alias is followed to
+    // atlas, which is the destination (never a jump of another home's route).
+    let json = check_with_home(dir, dir, "ssh cache uptime");
+    assert_eq!(json["decision"], "refuse", "{json}");
+    assert_eq!(json["instead"][0]["usage"], "mesh exec atlas -- uptime", "{json}");
+    let message = json["message"].as_str().unwrap_or_default();
+    assert!(!message.contains("-J"), "{message}");
+}
