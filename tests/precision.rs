@@ -73,3 +73,20 @@ fn check_reads_the_disk_under_one_home() {
     let message = json["message"].as_str().unwrap_or_default();
     assert!(!message.contains("-J"), "{message}");
 }
+
+#[test]
+fn a_user_from_the_ssh_configuration_counts_for_the_forge_account() {
+    let scratch = common::Scratch::new("forge-user");
+    let dir = &scratch.0;
+    scratch.write(
+        ".ssh/config",
+        "Host forge\n  User git\nHost gitbox\n  HostName forge\n  User git\nHost rootbox\n  HostName forge\n  User root\n",
+    );
+    // The example catalog's forge account is git: ssh logs in as git either way.
+    assert_eq!(decision(dir, "ssh forge"), "pass");
+    assert_eq!(decision(dir, "ssh gitbox"), "pass");
+    // The command line's user wins over the configuration's, and another user is refused.
+    assert_eq!(decision(dir, "ssh root@forge"), "refuse");
+    assert_eq!(decision(dir, "ssh -l admin forge"), "refuse");
+    assert_eq!(decision(dir, "ssh rootbox"), "refuse");
+}

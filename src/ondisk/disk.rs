@@ -65,6 +65,8 @@ pub struct SshRoute {
     pub commands: Vec<String>,
     /// Words the configuration may make a host of, where it cannot say which applies.
     pub possible: Vec<String>,
+    /// The user the configuration names for the destination (`User git`), if it does.
+    pub user: Option<String>,
 }
 
 fn route(resolved: &ssh::Resolved, out: &mut SshRoute) {
@@ -76,6 +78,7 @@ fn route(resolved: &ssh::Resolved, out: &mut SshRoute) {
         ssh::Proxy::Unknown => out.hosts.push(Value::Unknown),
     }
     out.hosts.push(resolved.hostname.clone());
+    out.user.clone_from(&resolved.configured_user);
 }
 
 /// The disk as the hook sees it: the session's environment and one home (the user
