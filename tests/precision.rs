@@ -40,7 +40,11 @@ fn a_function_a_sourced_file_defines_is_followed_where_it_is_called() {
     let scratch = common::Scratch::new("sourced");
     let dir = &scratch.0;
     scratch.write("lib.sh", "f() { ssh atlas uptime; }\ng() { echo hello; }\n");
-    for command in [". ./lib.sh; f", "source lib.sh && f", "cd . && . ./lib.sh; f x"] {
+    for command in [
+        ". ./lib.sh; f",
+        "source lib.sh && f",
+        "cd . && . ./lib.sh; f x",
+    ] {
         assert_eq!(decision(dir, command), "refuse", "{command}");
     }
     // Defined and not called, or a harmless one called: nothing reaches the mesh.
@@ -69,7 +73,10 @@ fn check_reads_the_disk_under_one_home() {
     // atlas, which is the destination (never a jump of another home's route).
     let json = check_with_home(dir, dir, "ssh cache uptime");
     assert_eq!(json["decision"], "refuse", "{json}");
-    assert_eq!(json["instead"][0]["usage"], "mesh exec atlas -- uptime", "{json}");
+    assert_eq!(
+        json["instead"][0]["usage"], "mesh exec atlas -- uptime",
+        "{json}"
+    );
     let message = json["message"].as_str().unwrap_or_default();
     assert!(!message.contains("-J"), "{message}");
 }

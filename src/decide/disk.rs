@@ -285,8 +285,7 @@ impl Guard<'_> {
         };
         // The last definition met is the one the call runs; the command's own (`f() {…}`
         // in the same line) are walked where they are called.
-        let Some((_, body)) = walk.sourced_functions.iter().rev().find(|(n, _)| n == name)
-        else {
+        let Some((_, body)) = walk.sourced_functions.iter().rev().find(|(n, _)| n == name) else {
             return false;
         };
         match body.clone() {

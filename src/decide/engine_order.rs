@@ -87,7 +87,11 @@ impl Guard<'_> {
             _ => None,
         });
         let from_env = || {
-            let own = command.env.iter().rev().find(|(n, _)| n == "DOCKER_CONTEXT");
+            let own = command
+                .env
+                .iter()
+                .rev()
+                .find(|(n, _)| n == "DOCKER_CONTEXT");
             own.map(|(_, v)| vec![v.clone()]).or_else(|| {
                 walk.scopes
                     .last()

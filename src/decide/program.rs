@@ -245,7 +245,8 @@ impl Guard<'_> {
                         let setting = format!("{}={}", pair[0], pair[1]);
                         if let target::GitConfig::Command(source) = target::git_config(&setting) {
                             if walk.speculative == 0 {
-                                walk.git_stored.push((source.to_string(), cx.command.depth + 1));
+                                walk.git_stored
+                                    .push((source.to_string(), cx.command.depth + 1));
                             }
                             continue;
                         }

@@ -349,6 +349,9 @@ mod tests {
             vec![known("atlas")]
         );
         let disk = OnDisk::new(Some(other.path()));
-        assert_eq!(disk.ssh("cache", Vec::new(), None).hosts, vec![known("vega")]);
+        assert_eq!(
+            disk.ssh("cache", Vec::new(), None).hosts,
+            vec![known("vega")]
+        );
     }
 }

@@ -387,18 +387,6 @@ impl<'s> Walker<'s> {
             ConditionalExpr::VarRef(_) => {}
         }
     }
-
-    pub(super) fn nested(&mut self, body: &StmtSeq) -> Vec<Command> {
-        let start = self.commands.len();
-        let saved = self.next_stdin.take();
-        let saved_files = std::mem::take(&mut self.next_stdin_files);
-        self.feeding += 1;
-        self.subshell(|w| w.seq(body));
-        self.feeding -= 1;
-        self.next_stdin = saved;
-        self.next_stdin_files = saved_files;
-        self.commands[start.min(self.commands.len())..].to_vec()
-    }
 }
 
 /// bash's `/dev/tcp/HOST/PORT` and `/dev/udp/HOST/PORT`: a redirection that connects.

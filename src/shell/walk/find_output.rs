@@ -36,7 +36,9 @@ pub fn find_reading(args: &[String]) -> FindReading {
         }
     }
     let mut starts = Vec::new();
-    while let Some(arg) = rest.next_if(|a| !a.starts_with(['-', '(', '!', ',']) && a.as_str() != ")") {
+    while let Some(arg) =
+        rest.next_if(|a| !a.starts_with(['-', '(', '!', ',']) && a.as_str() != ")")
+    {
         starts.push(arg.clone());
     }
     if starts.is_empty() {
