@@ -9,6 +9,20 @@ pub struct Paths {
     pub catalog: PathBuf,
     pub db: PathBuf,
     pub rules: Option<PathBuf>,
+    /// Where the one home every disk reader of the process takes comes from (decision 0068).
+    pub home: Home,
+}
+
+/// The home a process reads the disk under (ssh's configuration, startup files, the
+/// engines' contexts): one per process, so no two readers disagree.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Home {
+    /// The account's, as the user database gives it: a hook's (decision 0059).
+    #[default]
+    Account,
+    /// `HOME`, else the account's: the operator's own commands, which take the
+    /// environment they are run in (`check`, `test`, `mcp`, `search`).
+    Session,
 }
 
 /// Where a hardened install keeps the catalog, the rules, the compiled index and
@@ -54,7 +68,12 @@ impl Paths {
         let dirs = || dirs.get_or_init(Defaults::for_account);
         let catalog = catalog.unwrap_or_else(|| dirs().config.join("catalog.toml"));
         let db = db.unwrap_or_else(|| dirs().data.join("audit.db"));
-        Paths { catalog, db, rules }
+        Paths {
+            catalog,
+            db,
+            rules,
+            home: Home::default(),
+        }
     }
 
     /// The directory of the compiled catalog caches: beside the record, whose directory
@@ -104,7 +123,12 @@ impl Paths {
     /// the account's home.
     pub fn protected(&self, cwd: Option<PathBuf>) -> Protected {
         let home = crate::io::var_os("HOME").map(PathBuf::from);
-        let disk = crate::ondisk::disk::OnDisk::new(home.as_deref());
+        // What the disk says (ssh's configuration, startup files, the engines' contexts) is
+        // read under one home (decision 0068): two made two routes of one destination.
+        let disk = match (self.home, &home) {
+            (Home::Session, Some(home)) => crate::ondisk::disk::OnDisk::new(Some(home)),
+            _ => crate::ondisk::disk::OnDisk::for_account(),
+        };
         let (paths, at, home_dir) = (self.clone(), cwd.clone(), home.clone());
         let mut protected = Protected::new(Vec::new(), cwd, home).listed_when_needed(move || {
             let homes: Vec<PathBuf> = home_dir

@@ -416,3 +416,51 @@ fn a_refusal_found_in_an_unknown_programs_arguments_says_so() {
     let json = check(&example_catalog(), "ssh atlas uptime");
     assert!(!json["message"].as_str().unwrap().contains("argument of"));
 }
+
+/// Issue 40, item 5: `<command>` in a `replaces` shape is the whole remote command, and a
+/// usage the command fills completely ranks ahead of one it leaves open.
+const LAB: &str = r#"
+version = 1
+[[machine]]
+name = "db1"
+[[machine]]
+name = "web1"
+[[verb]]
+name = "lab_run"
+usage = "lab run <machine> <script> -- <command>"
+replaces = ["ssh <machine> <command>"]
+[[verb]]
+name = "lab_exec"
+usage = "lab exec <machine> -- <command>"
+replaces = ["ssh <machine> <command>"]
+[[verb]]
+name = "lab_shell"
+usage = "lab shell <machine>"
+replaces = ["ssh <machine>"]
+"#;
+
+#[test]
+fn a_command_placeholder_binds_the_whole_remote_command() {
+    let dir = Scratch::new("lab");
+    let catalog = dir.write("catalog.toml", LAB);
+    let json = check(&catalog, "ssh db1 df -h");
+    assert_eq!(json["instead"][0]["tool"], "lab_exec", "{json}");
+    // Every word of it, each shell-quoted as the other surfaces fill `<command>`: pasted,
+    // it runs `df -h`, never `df` alone.
+    assert_eq!(json["instead"][0]["usage"], "lab exec db1 -- df -h");
+    let json = check(&catalog, "ssh -J web1 db1 'cd /srv && make -j4'");
+    assert_eq!(
+        json["instead"][0]["usage"],
+        "lab exec db1 -- 'cd /srv && make -j4'"
+    );
+}
+
+#[test]
+fn a_usage_filled_completely_ranks_ahead_of_one_left_open() {
+    let dir = Scratch::new("lab-rank");
+    let catalog = dir.write("catalog.toml", LAB);
+    // lab_run matches as many words and comes first in the catalog, but leaves `<script>`
+    // open: both filled ones come before it.
+    let json = check(&catalog, "ssh db1 uptime");
+    assert_eq!(tools(&json), ["lab_exec", "lab_shell", "lab_run"], "{json}");
+}

@@ -537,6 +537,7 @@ fn deciding_in_process_never_panics() {
                 catalog: root().join("examples/catalog.toml"),
                 db: std::env::temp_dir().join("mesh-guard-property-inproc.db"),
                 rules: None,
+                home: mesh_guard::config::Home::Session,
             };
             let rules = Rules::load(None).unwrap();
             let catalog = LazyCatalog::ready(catalog::load(&paths.catalog).unwrap());

@@ -52,6 +52,7 @@ fn filled_commands_and_echoes_parse_back_to_the_same_words() {
         catalog: root.join("tests/corpus/unseen/catalog.toml"),
         db: std::env::temp_dir().join("mesh-guard-property-refusal.db"),
         rules: None,
+        home: mesh_guard::config::Home::Session,
     };
     let rules = Rules::load(None).unwrap();
     let catalog = LazyCatalog::ready(catalog::load(&paths.catalog).unwrap());

@@ -18,7 +18,10 @@ use crate::cli::{Args, CatalogAction, Command};
 use crate::config::Paths;
 
 pub fn run(args: Args) -> i32 {
-    let paths = Paths::resolve(args.catalog, args.db, args.rules);
+    let mut paths = Paths::resolve(args.catalog, args.db, args.rules);
+    if !args.command.is_hook() {
+        paths.home = crate::config::Home::Session;
+    }
     match args.command {
         Command::Hook { agent, mcp } => hook::run(&paths, agent, crate::app::hints(mcp)),
         Command::Check {

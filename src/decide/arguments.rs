@@ -38,9 +38,6 @@ impl Guard<'_> {
             return;
         }
         let rules = self.rules.arguments(program);
-        if let Some(rules) = rules {
-            self.routes(command, rules, walk);
-        }
         if let Some(rules) = rules
             && rules.stdin_code
             && let Stdin::Text(text) = &command.stdin
@@ -99,28 +96,6 @@ impl Guard<'_> {
                 walk.speculative -= 1;
             } else if let Some(source) = code {
                 self.speculative_payload(source, command.depth + 1, walk);
-            }
-        }
-    }
-
-    /// `export DOCKER_HOST=ssh://atlas`: a variable that points later commands at a machine.
-    fn routes(&self, command: &Command, rules: &crate::rules::Arguments, walk: &mut Walk) {
-        for (name, value) in &command.env {
-            if let Some(&role) = rules.route_env.get(name) {
-                let cx = Context {
-                    command,
-                    over: "the environment".into(),
-                    shape: vec![],
-                    user: None,
-                    carried: Default::default(),
-                    elsewhere: false,
-                };
-                let shape = format!("export {name}=<{}>", role.placeholder());
-                let before = walk.candidates.len();
-                self.candidate(role, value.clone(), &cx, shape, walk);
-                for c in &mut walk.candidates[before..] {
-                    c.route = true;
-                }
             }
         }
     }

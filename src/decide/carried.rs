@@ -75,6 +75,8 @@ impl Guard<'_> {
             depth,
             written: Vec::new(),
             feeds: false,
+            stdin_regular_files: false,
+            regular_files: Vec::new(),
         };
         self.runs_of_command(command)
     }

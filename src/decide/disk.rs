@@ -32,11 +32,17 @@ impl Guard<'_> {
         let script = if program == "source" || program == "." {
             args.first().map(|p| (p.clone(), 1))
         } else if let Some(shell) = self.rules.shell(&program) {
-            let scanned = argv::scan(&shell.syntax, &args);
-            let runs_other = scanned.iter().any(|a| {
-                matches!(a, Arg::Option { name, .. }
-                    if name.len() == 2 && (name.ends_with(shell.command_flag) || name == "-n" || name == "-s"))
-            });
+            // Only the options before the script are the shell's: `bash s.sh -n` runs `s.sh`.
+            let stop = crate::rules::Syntax {
+                stop_at_operand: true,
+                ..shell.syntax.clone()
+            };
+            let scanned = argv::scan(&stop, &args);
+            let runs_other = crate::unwrap::runs_nothing(&shell.syntax, &args)
+                || scanned.iter().any(|a| {
+                    matches!(a, Arg::Option { name, .. }
+                        if name.len() == 2 && (name.ends_with(shell.command_flag) || name == "-s"))
+                });
             let mut operands = argv::operands(&scanned);
             match operands.next() {
                 Some(path) if !runs_other && path != "-" => {
@@ -66,6 +72,17 @@ impl Guard<'_> {
                 .collect();
             env.push(("@".into(), params.join(" ")));
             self.payload(&text, command.depth + 1, &env, walk);
+            if program == "source" || program == "." {
+                self.note_sourced(&text, walk);
+            }
+        }
+        // `echo 'f() {…}' > lib.sh; . ./lib.sh`: a file the command wrote, walked by unwrap.
+        if (program == "source" || program == ".")
+            && let Some(path) = args.first()
+            && let Some((_, text)) = command.files.iter().find(|(p, _)| p == path)
+        {
+            let text = text.clone();
+            self.note_sourced(&text, walk);
         }
         // `python3 deploy.py`: the file is the interpreter's code, read as `-c CODE` is.
         if let Some(interpreter) = self.rules.interpreter(&program)
@@ -249,7 +266,48 @@ impl Guard<'_> {
     /// A program that is no rule's, no builtin, no function of the command and not on
     /// `PATH`: the user's startup files may define it (`alias b='ssh build'`). Only then
     /// are they read.
+    /// The functions a sourced file defines stay defined in the shell that sourced it.
+    pub(super) fn note_sourced(&self, text: &str, walk: &mut Walk) {
+        let home = self
+            .protected
+            .home
+            .as_ref()
+            .map(|h| h.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let scan = crate::ondisk::startup::scan(text, &home);
+        walk.sourced_functions.extend(scan.functions);
+    }
+
+    /// A call of a function a sourced file defined: its body runs, `$1…` the call's words.
+    fn sourced_definition(&self, command: &Command, walk: &mut Walk) -> bool {
+        let Some(name) = command.words.first() else {
+            return false;
+        };
+        // The last definition met is the one the call runs; the command's own (`f() {…}`
+        // in the same line) are walked where they are called.
+        let Some((_, body)) = walk.sourced_functions.iter().rev().find(|(n, _)| n == name) else {
+            return false;
+        };
+        match body.clone() {
+            Value::Known(body) => {
+                let args = &command.words[1..];
+                let mut env: Vec<(String, String)> = args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| ((i + 1).to_string(), w.clone()))
+                    .collect();
+                env.push(("@".into(), args.join(" ")));
+                self.payload(&body, command.depth + 1, &env, walk);
+            }
+            Value::Unknown => walk.unknown_programs.push(command.words.clone()),
+        }
+        true
+    }
+
     pub(super) fn startup_definition(&self, command: &Command, walk: &mut Walk) {
+        if self.sourced_definition(command, walk) {
+            return;
+        }
         let Some(disk) = self.protected.disk.clone() else {
             return;
         };

@@ -59,6 +59,32 @@ impl Guard<'_> {
         walk.in_git_setting = false;
     }
 
+    /// What `git config` stored earlier in the command line runs when git runs again: a
+    /// later `git`, or a program no rule knows (a script, a build that may run git). A
+    /// program the rules know otherwise (`echo`, `ssh`, a shell, a wrapper) runs no git
+    /// setting; the shell and wrapper are followed to what they run.
+    pub(super) fn stored_git_commands(&self, command: &Command, walk: &mut Walk) {
+        if walk.git_stored.is_empty() || walk.in_git_setting {
+            return;
+        }
+        let program = command.words.first().map_or("", |w| base_name(w));
+        let known = self.rules.program(program).is_some()
+            || self.rules.arguments(program).is_some()
+            || self.rules.shell(program).is_some()
+            || self.rules.interpreter(program).is_some()
+            || self.rules.wrapper(program).is_some();
+        if program != "git" && known {
+            return;
+        }
+        // Each runs once: walked again it would find nothing new.
+        let stored = std::mem::take(&mut walk.git_stored);
+        walk.in_git_setting = true;
+        for (source, depth) in &stored {
+            self.payload(source, *depth, &[], walk);
+        }
+        walk.in_git_setting = false;
+    }
+
     pub(super) fn git_settings_from_env(
         &self,
         role: Role,

@@ -32,7 +32,7 @@ impl Guard<'_> {
         let mut code: Vec<String> = Vec::new();
         let args = command.words.get(1..).unwrap_or_default();
         if let Some(writer) = self.rules.writer(program) {
-            targets.extend(self.written(writer, args, walk));
+            targets.extend(self.written(writer, args, &command.regular_files, walk));
             if writer.code_operands {
                 code.extend(args.iter().cloned());
             }
@@ -72,6 +72,7 @@ impl Guard<'_> {
         &self,
         writer: &crate::rules::Writer,
         args: &[String],
+        regular_files: &[String],
         walk: &Walk,
     ) -> Vec<(String, Reach)> {
         let runs_writer = args.iter().enumerate().any(|(i, a)| {
@@ -154,10 +155,17 @@ impl Guard<'_> {
                     out.push((destination.clone(), Reach::Contents));
                     continue;
                 }
-                let name = base_name(source.trim_end_matches('/'));
+                // A name is one path component: what cannot be known of it holds no `/`.
+                let name = base_name(source.trim_end_matches('/')).replace(UNKNOWN, "*");
+                // A regular file lands as one file; anything else may be a tree.
+                let reach = if regular_files.contains(source) {
+                    Reach::Exact
+                } else {
+                    Reach::Tree
+                };
                 out.push((
                     format!("{}/{name}", destination.trim_end_matches('/')),
-                    Reach::Tree,
+                    reach,
                 ));
             }
         } else {

@@ -305,6 +305,9 @@ struct Walk {
     candidates: Vec<Candidate>,
     /// The docker context the command has selected so far (`docker context use X`).
     engine_context: Option<String>,
+    /// Docker contexts the command has created so far, with their `--docker` endpoint
+    /// (`docker context create X --docker host=ssh://atlas`): a later use reaches it.
+    created_contexts: Vec<(String, String)>,
     unknown_programs: Vec<Vec<String>>,
     /// Commands that run code that cannot be known (a shell reading an unknown input, a
     /// recipe not read), with that code in words.
@@ -323,6 +326,9 @@ struct Walk {
     flows: Vec<String>,
     /// Functions the command defines: a call's arguments flow into the body.
     functions: Vec<String>,
+    /// Functions a file the command sources defines (`. ./lib.sh`), with their bodies, in
+    /// the order met: walked apart from the command, a later call is followed here.
+    sourced_functions: Vec<(String, crate::ondisk::Value)>,
     refusal: Option<Refusal>,
     incomplete: Option<String>,
     /// Variables of the script being walked (innermost payload last): every value each
@@ -346,6 +352,9 @@ struct Walk {
     remote: usize,
     /// How many speculative walks (a program's arguments read as a command) the walk is in.
     speculative: usize,
+    /// Commands `git config` stored (an `!` alias, `core.sshCommand`), with their depth:
+    /// nothing runs them then; a later git, or a program that may run git, may.
+    git_stored: Vec<(String, usize)>,
     /// Walking a command a git setting from the environment runs: the programs in it see
     /// the same environment, and are not read for it again.
     in_git_setting: bool,

@@ -237,10 +237,19 @@ impl Guard<'_> {
                     self.command(nested, walk);
                 }
                 Role::Ignore => {}
-                // `git config NAME VALUE`: each word with the next, as `NAME=VALUE`.
+                // `git config NAME VALUE`: each word with the next, as `NAME=VALUE`. A
+                // command it stores (`alias.x '!ssh atlas'`, `core.sshCommand`) is data
+                // now, walked where a later program may run it (`stored_git_commands`).
                 Role::GitConfig => {
                     for pair in taken.windows(2) {
                         let setting = format!("{}={}", pair[0], pair[1]);
+                        if let target::GitConfig::Command(source) = target::git_config(&setting) {
+                            if walk.speculative == 0 {
+                                walk.git_stored
+                                    .push((source.to_string(), cx.command.depth + 1));
+                            }
+                            continue;
+                        }
                         let shape = format!("{} <arg>", cx.shape.join(" "));
                         self.candidate(Role::GitConfig, setting, &cx, shape, walk);
                     }
@@ -303,7 +312,13 @@ impl Guard<'_> {
         // Values that are commands in their own right: `rsync -e`, `-o ProxyCommand=`,
         // `-o LocalCommand=`, socat's `EXEC:`.
         if let Some(source) = target::command_in(role, &value) {
-            self.payload(&source, cx.command.depth + 1, &[], walk);
+            let proxy = role == Role::SshOption
+                && target::ssh_option(&value).is_some_and(|(key, _)| key == "proxycommand");
+            if proxy {
+                self.proxy_command(&source, cx, walk);
+            } else {
+                self.payload(&source, cx.command.depth + 1, &[], walk);
+            }
             if role == Role::Rsh {
                 return;
             }

@@ -70,6 +70,21 @@ impl Guard<'_> {
             Some((user, host)) => (Some(user), host),
             None => (None, destination),
         };
+        // `Host forge` with `User git`: ssh logs in as git, as `git@forge` says (the forge's
+        // account rule counts it); `user@` and `-l` on the command line win over it.
+        let configured = match (user, &cx.user, &route.user) {
+            (None, None, Some(configured)) if !git && is_known(configured) => {
+                Some(configured.clone())
+            }
+            _ => None,
+        };
+        if let Some(configured) = &configured
+            && let Some(typed_candidate) = walk.candidates.last_mut()
+            && typed_candidate.value == value
+            && typed_candidate.user.is_none()
+        {
+            typed_candidate.user = Some(configured.clone());
+        }
         // An unknown host the configuration may make one of these words: they flow in.
         if route.hosts.contains(&Value::Unknown) {
             walk.flows.extend(route.possible);
@@ -92,7 +107,11 @@ impl Guard<'_> {
                 command: cx.command.words.clone(),
                 over: cx.over.clone(),
                 shape,
-                user: cx.user.clone(),
+                user: if at == destination_at {
+                    configured.clone().or_else(|| cx.user.clone())
+                } else {
+                    cx.user.clone()
+                },
                 command_written: cx.command.written.clone(),
                 carried: cx.carried.clone(),
                 speculative: walk.speculative > 0,
@@ -102,7 +121,24 @@ impl Guard<'_> {
             });
         }
         for source in route.commands {
-            self.payload(&source, cx.command.depth + 1, &[], walk);
+            self.proxy_command(&source, cx, walk);
+        }
+    }
+
+    /// A `ProxyCommand` is the way to the destination, not where the command runs: the
+    /// machines it reaches are hops of the outer command, as `-J` ones are (`ssh -o
+    /// ProxyCommand='ssh -W %h:%p gate' worker` reaches `worker` through `gate`), so the
+    /// destination is refused first, for its tools, and a hop to elsewhere is a jump.
+    pub(super) fn proxy_command(&self, source: &str, cx: &Context, walk: &mut Walk) {
+        let before = walk.candidates.len();
+        self.payload(source, cx.command.depth + 1, &[], walk);
+        for c in &mut walk.candidates[before..] {
+            c.route = true;
+            if c.role == Role::Host {
+                c.command.clone_from(&cx.command.words);
+                c.command_written.clone_from(&cx.command.written);
+                c.shape = cx.shape.join(" ");
+            }
         }
     }
 }

@@ -84,6 +84,7 @@ impl Guard<'_> {
                 self.note_links(&command, walk);
                 self.transports(&command, walk);
                 self.git_settings_for_any_program(&command, walk);
+                self.stored_git_commands(&command, walk);
                 let before = walk.candidates.len();
                 self.invocation(&command, walk);
                 for c in walk.candidates[before..].iter_mut() {

@@ -28,6 +28,9 @@ pub struct Suggestion {
 /// How well an entry matched: compared field by field, larger is better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Score {
+    /// The command fills every placeholder of the usage: a ready invocation beats one
+    /// the agent must complete.
+    filled: bool,
     words: usize,
     literals: usize,
     module_tool: bool,
@@ -122,14 +125,14 @@ fn rank_forms(
         let mut top: Option<(Score, Suggestion)> = None;
         for entry in &tool.replaces {
             for form in forms {
-                if let Some((score, bindings)) =
+                if let Some((mut score, bindings)) =
                     match_entry(catalog, entry, form, &tool, order, known)
-                    && top.as_ref().is_none_or(|(s, _)| score > *s)
                 {
                     // The machine the refusal reaches is the one to fill, not the first
-                    // machine word (`ssh -J bastion render`: the jump comes first).
+                    // machine word (`ssh -J bastion render`: the jump comes first); the
+                    // command it would run is the whole one the refusal carries.
                     let values = |p: &Placeholder| {
-                        let reached = (*p == Placeholder::Machine)
+                        let reached = matches!(p, Placeholder::Machine | Placeholder::Command)
                             .then(|| known.get(p).cloned())
                             .flatten();
                         reached.or_else(|| {
@@ -140,11 +143,16 @@ fn rank_forms(
                                 .or_else(|| known.value(p, &tool))
                         })
                     };
+                    let usage = fill::fill(&tool.usage, &values);
+                    score.filled = !has_open_placeholder(&usage);
+                    if top.as_ref().is_some_and(|(s, _)| score <= *s) {
+                        continue;
+                    }
                     top = Some((
                         score,
                         Suggestion {
                             tool: tool.name.clone(),
-                            usage: fill::fill(&tool.usage, &values),
+                            usage,
                             matched: entry.clone(),
                             module: tool.module.clone(),
                         },
@@ -181,6 +189,18 @@ fn match_entry(
         if placeholder.is_none() {
             literals += 1;
         }
+        // `<command>` is the rest of the command, however many words it has.
+        if placeholder == Some(Placeholder::Command) {
+            let words: Vec<String> = rest.by_ref().cloned().collect();
+            if words.is_empty() {
+                return None;
+            }
+            if !bindings.iter().any(|(k, _)| *k == Placeholder::Command) {
+                let line = crate::shell::quote::join(&words, &[]);
+                bindings.push((Placeholder::Command, line));
+            }
+            continue;
+        }
         let found = rest.by_ref().find_map(|word| match &placeholder {
             None => (word == want).then_some(None),
             // A target that cannot be known may be any mesh object: it matches, unbound.
@@ -201,6 +221,7 @@ fn match_entry(
         }
     }
     let score = Score {
+        filled: false,
         words: count,
         literals,
         module_tool: tool.module.is_some(),
@@ -225,4 +246,16 @@ fn placeholder_value(catalog: &Catalog, kind: &Placeholder, word: &str) -> Optio
         Placeholder::Unit => catalog.unit(word).map(|u| u.name().to_string()),
         _ => Some(crate::shell::quote::shown(word, &[], false)),
     }
+}
+
+/// A `<name>` left in a filled usage.
+fn has_open_placeholder(usage: &str) -> bool {
+    usage.split('<').skip(1).any(|rest| {
+        rest.split_once('>').is_some_and(|(name, _)| {
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+        })
+    })
 }

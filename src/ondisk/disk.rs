@@ -65,6 +65,8 @@ pub struct SshRoute {
     pub commands: Vec<String>,
     /// Words the configuration may make a host of, where it cannot say which applies.
     pub possible: Vec<String>,
+    /// The user the configuration names for the destination (`User git`), if it does.
+    pub user: Option<String>,
 }
 
 fn route(resolved: &ssh::Resolved, out: &mut SshRoute) {
@@ -76,29 +78,51 @@ fn route(resolved: &ssh::Resolved, out: &mut SshRoute) {
         ssh::Proxy::Unknown => out.hosts.push(Value::Unknown),
     }
     out.hosts.push(resolved.hostname.clone());
+    out.user.clone_from(&resolved.configured_user);
 }
 
-/// The disk as the hook sees it: the session's environment and home, one reader per call.
+/// The disk as the hook sees it: the session's environment and one home (the user
+/// database's, decision 0068), one reader per call.
 #[derive(Debug)]
 pub struct OnDisk {
-    home: Option<String>,
+    /// The one home every reader takes; computed when first wanted (a hook's is the user
+    /// database's, read only when the decision needs the disk).
+    home: OnceCell<Option<String>>,
+    account: bool,
     reader: RefCell<Reader>,
     startup: OnceCell<startup::Definitions>,
     /// Names already looked for on `PATH`, for this one decision.
     on_path: RefCell<std::collections::HashMap<String, bool>>,
-    /// The passwd entry's home, read once when ssh's configuration is first wanted.
-    passwd_home: OnceCell<Option<String>>,
 }
 
 impl OnDisk {
     pub fn new(home: Option<&Path>) -> OnDisk {
         OnDisk {
-            home: home.map(|h| h.to_string_lossy().into_owned()),
+            home: OnceCell::from(home.map(|h| h.to_string_lossy().into_owned())),
+            account: false,
             reader: RefCell::new(Reader::default()),
             startup: OnceCell::new(),
             on_path: RefCell::default(),
-            passwd_home: OnceCell::new(),
         }
+    }
+
+    /// The disk under the account's home as the user database gives it (a hook's,
+    /// decision 0059), read when first wanted.
+    pub fn for_account() -> OnDisk {
+        OnDisk {
+            home: OnceCell::new(),
+            account: true,
+            ..OnDisk::new(None)
+        }
+    }
+
+    fn home(&self) -> Option<&String> {
+        self.home
+            .get_or_init(|| {
+                debug_assert!(self.account);
+                crate::perm::account_home().map(|h| h.to_string_lossy().into_owned())
+            })
+            .as_ref()
     }
 
     fn env(own: Own, name: &str) -> Option<String> {
@@ -117,7 +141,7 @@ impl Disk for OnDisk {
 
     fn docker(&self, own: Own, context: Option<&str>) -> Value {
         let env = |name: &str| OnDisk::env(own, name);
-        match &self.home {
+        match self.home() {
             Some(home) => endpoint::docker(&env, home, context, &mut *self.reader.borrow_mut()),
             None => Value::Unknown,
         }
@@ -128,29 +152,19 @@ impl Disk for OnDisk {
             return SshRoute::default();
         };
         let user = std::env::var("USER").ok();
-        // ssh reads `~/.ssh/config` under the passwd entry's home (from /etc/passwd: the
-        // binary has no NSS), which the session's `HOME` usually is. Where the two differ,
-        // the destination is resolved under each and every host either reaches is checked,
-        // so neither home's configuration can route ssh round the guard.
-        let passwd_home = self
-            .passwd_home
-            .get_or_init(|| crate::perm::passwd_home().map(|h| h.to_string_lossy().into_owned()));
-        let mut homes: Vec<&str> = self.home.as_deref().into_iter().collect();
-        homes.extend(
-            passwd_home
-                .as_deref()
-                .filter(|h| self.home.as_deref() != Some(*h)),
-        );
+        // ssh reads `~/.ssh/config` under the passwd entry's home, the one this disk has:
+        // one home, one route (two made the first home's destination a jump of the second's).
         let mut out = SshRoute::default();
-        for home in homes {
-            let context = ssh::Context {
-                home,
-                local_user: user.as_deref(),
-            };
-            let sources = ssh::sources(home, options.clone(), config.clone());
-            let resolved = ssh::resolve(&sources, &dest, &context, &mut *self.reader.borrow_mut());
-            route(&resolved, &mut out);
-        }
+        let Some(home) = self.home().map(String::as_str) else {
+            return out;
+        };
+        let context = ssh::Context {
+            home,
+            local_user: user.as_deref(),
+        };
+        let sources = ssh::sources(home, options, config);
+        let resolved = ssh::resolve(&sources, &dest, &context, &mut *self.reader.borrow_mut());
+        route(&resolved, &mut out);
         out
     }
 
@@ -186,7 +200,7 @@ impl Disk for OnDisk {
     }
 
     fn definition(&self, name: &str) -> Definition {
-        let Some(home) = &self.home else {
+        let Some(home) = self.home() else {
             return Definition::None;
         };
         let definitions = self
@@ -223,7 +237,7 @@ impl Disk for OnDisk {
         let env = |name: &str| OnDisk::env(own, name);
         // SAFETY: getuid has no preconditions and cannot fail.
         let uid = unsafe { libc::getuid() };
-        match &self.home {
+        match self.home() {
             Some(home) => podman::podman(&env, home, uid, flags, &mut *self.reader.borrow_mut()),
             None => podman::Endpoint::Unknown,
         }
@@ -322,36 +336,22 @@ mod tests {
         home
     }
 
-    fn hosts(session: &Path, passwd: &Path, destination: &str) -> Vec<Value> {
-        let disk = OnDisk::new(Some(session));
-        disk.passwd_home
-            .set(Some(passwd.to_string_lossy().into_owned()))
-            .unwrap();
-        disk.ssh(destination, Vec::new(), None).hosts
-    }
-
     #[test]
-    fn an_alias_under_either_home_is_followed_when_the_two_differ() {
-        let session = home_with("db", "build.example.com");
-        let passwd = home_with("cache", "atlas");
+    fn one_home_is_read_and_its_destination_is_the_only_host() {
+        let home = home_with("cache", "atlas");
+        let other = home_with("cache", "vega");
         let known = |h: &str| Value::Known(h.to_string());
-        // The passwd home's alias, which ssh reads, though the session's HOME is elsewhere.
-        assert!(hosts(session.path(), passwd.path(), "cache").contains(&known("atlas")));
-        // The session's, which the guard has always read.
-        assert!(hosts(session.path(), passwd.path(), "db").contains(&known("build.example.com")));
-        // One home: read once.
-        assert_eq!(
-            hosts(passwd.path(), passwd.path(), "cache"),
-            vec![known("atlas")]
-        );
-        // No session HOME: the passwd entry's home still is.
-        let disk = OnDisk::new(None);
-        disk.passwd_home
-            .set(Some(passwd.path().to_string_lossy().into_owned()))
-            .unwrap();
+        let disk = OnDisk::new(Some(home.path()));
+        // The home's alias alone: never the other home's too, which had made the first
+        // destination read as a jump of the second (`ssh <machine> -J <machine>`).
         assert_eq!(
             disk.ssh("cache", Vec::new(), None).hosts,
             vec![known("atlas")]
+        );
+        let disk = OnDisk::new(Some(other.path()));
+        assert_eq!(
+            disk.ssh("cache", Vec::new(), None).hosts,
+            vec![known("vega")]
         );
     }
 }

@@ -320,10 +320,6 @@ with_syntax! {
         /// Its standard input is shell code it runs later (`at`, `batch`, `crontab -`).
         #[serde(default)]
         pub stdin_code: bool,
-        /// Variables it sets that point later commands at a machine (`export DOCKER_HOST=…`):
-        /// setting one up is a route, refused as `docker context create` is.
-        #[serde(default)]
-        pub route_env: HashMap<String, Role>,
     }
 }
 

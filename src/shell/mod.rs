@@ -13,6 +13,7 @@ mod walk;
 mod walk_tests;
 
 pub(crate) use expand::SPLIT;
+pub use walk::find_output::{find_reading, found_under};
 pub use walk::is_socket_path;
 
 use std::collections::HashMap;
@@ -71,6 +72,10 @@ pub struct Command {
     /// It runs inside a command or process substitution: its output becomes part of
     /// another command's words, so what it names can flow into that command.
     pub feeds: bool,
+    /// Its input is the paths `find -type f` prints: each line names a regular file.
+    pub stdin_regular_files: bool,
+    /// Words known to name regular files, never directories (`find -type f`'s `{}`).
+    pub regular_files: Vec<String>,
 }
 
 /// Every simple command of a shell source, in the order bash would meet them.

@@ -4,9 +4,11 @@
 mod arith;
 mod commands;
 mod decode;
+pub(crate) mod find_output;
 mod printf;
 mod scope;
 
+pub(crate) use find_output::prints_regular_files;
 pub(crate) use printf::*;
 
 use super::{Command, MAX_ALTERNATIVES, Script, Stdin, UNKNOWN};
@@ -42,6 +44,8 @@ pub(crate) struct Walker<'s> {
     /// Input waiting for the next simple command (the right side of a pipe, a redirection
     /// on a compound command).
     next_stdin: Option<Stdin>,
+    /// That input is what `find -type f` prints: paths of regular files.
+    next_stdin_files: bool,
     /// Files written by redirections on enclosing compound commands.
     outer_writes: Vec<String>,
     /// How many command or process substitutions the walk is inside.
@@ -83,6 +87,7 @@ impl<'s> Walker<'s> {
             commands: Vec::new(),
             incomplete: None,
             next_stdin: None,
+            next_stdin_files: false,
             outer_writes: Vec::new(),
             feeding: 0,
             uncertain: 0,
@@ -119,6 +124,7 @@ impl<'s> Walker<'s> {
         let (stdin, writes) = self.redirects(&stmt.redirects);
         if let Some(stdin) = stdin {
             self.next_stdin = Some(stdin);
+            self.next_stdin_files = false;
         }
         match &stmt.command {
             Node::Simple(simple) => self.simple(simple, writes),
@@ -205,6 +211,7 @@ impl<'s> Walker<'s> {
             }
         }
         self.next_stdin = None;
+        self.next_stdin_files = false;
     }
 
     fn pipe(&mut self, left: &Stmt, right: &Stmt) {
@@ -214,10 +221,10 @@ impl<'s> Walker<'s> {
         // substitutions in its words: its output is the last command's.
         let last_stage = matches!(&left.command, Node::Simple(_))
             || matches!(&left.command, Node::Binary(b) if matches!(b.op, BinaryOp::Pipe | BinaryOp::PipeAll));
-        let output = match &self.commands[start.min(self.commands.len())..] {
-            [only] => output_of(only),
-            [.., last] if last_stage => output_of(last),
-            _ => Stdin::Unknown,
+        let (output, files) = match &self.commands[start.min(self.commands.len())..] {
+            [only] => (output_of(only), prints_regular_files(only)),
+            [.., last] if last_stage => (output_of(last), prints_regular_files(last)),
+            _ => (Stdin::Unknown, false),
         };
         // Output that cannot be known may still become the next command's words (`| xargs
         // ssh`): what the left side names can flow into them.
@@ -228,6 +235,7 @@ impl<'s> Walker<'s> {
             }
         }
         self.next_stdin = Some(output);
+        self.next_stdin_files = files;
         self.stmt(right);
     }
 
@@ -378,16 +386,6 @@ impl<'s> Walker<'s> {
             }
             ConditionalExpr::VarRef(_) => {}
         }
-    }
-
-    pub(super) fn nested(&mut self, body: &StmtSeq) -> Vec<Command> {
-        let start = self.commands.len();
-        let saved = self.next_stdin.take();
-        self.feeding += 1;
-        self.subshell(|w| w.seq(body));
-        self.feeding -= 1;
-        self.next_stdin = saved;
-        self.commands[start.min(self.commands.len())..].to_vec()
     }
 }
 

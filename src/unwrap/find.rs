@@ -13,6 +13,7 @@ pub(crate) fn find_exec(
     args: &[String],
     out: &mut Vec<Step>,
 ) {
+    let reading = crate::shell::find_reading(args);
     let mut i = 0;
     while i < args.len() {
         if wrapper.command_option.contains(&args[i]) {
@@ -20,11 +21,34 @@ pub(crate) fn find_exec(
                 .iter()
                 .position(|a| a == ";" || a == "+")
                 .map_or(args.len(), |p| i + 1 + p);
-            let words: Vec<String> = args[i + 1..end]
-                .iter()
-                .map(|a| a.replace("{}", UNKNOWN.encode_utf8(&mut [0; 4])))
-                .collect();
-            unwrap_run(rules, with_words(command, words), out);
+            // `-exec`: `{}` is a path that begins with a start point, never an option;
+            // `-execdir` puts `./NAME` in another directory, which is not known.
+            let under_starts = matches!(args[i].as_str(), "-exec" | "-ok");
+            let founds: Vec<String> = if under_starts {
+                reading
+                    .starts
+                    .iter()
+                    .map(|s| crate::shell::found_under(s))
+                    .collect()
+            } else {
+                vec![UNKNOWN.to_string()]
+            };
+            for found in founds {
+                let words: Vec<String> = args[i + 1..end]
+                    .iter()
+                    .map(|a| a.replace("{}", &found))
+                    .collect();
+                let mut run = with_words(command, words);
+                if under_starts && reading.regular_files {
+                    run.regular_files = run
+                        .words
+                        .iter()
+                        .filter(|w| w.contains(&found))
+                        .cloned()
+                        .collect();
+                }
+                unwrap_run(rules, run, out);
+            }
             i = end;
         }
         i += 1;

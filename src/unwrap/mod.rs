@@ -18,6 +18,7 @@ use crate::rules::{Rules, WrapperKind};
 use crate::shell::{Command, UNKNOWN};
 use find::{fd_exec, find_exec};
 pub use interpreter::*;
+pub use shell::runs_nothing;
 use shell::{file_text, stdin_text};
 pub use wrapper::directory as wrapper_directory;
 use xargs::xargs;
@@ -165,6 +166,10 @@ fn unwrap_within(
             return;
         }
         if let Some(shell) = rules.shell(&program) {
+            if runs_nothing(&shell.syntax, &args) {
+                out.push(Step::Run(command));
+                return;
+            }
             let scanned = argv::scan(&shell.syntax, &args);
             let has_command_flag = scanned.iter().any(|a| matches!(a, Arg::Option { name, .. } if name.len() == 2 && name.ends_with(shell.command_flag)));
             let mut ops = argv::operands(&scanned);
@@ -190,6 +195,13 @@ fn unwrap_within(
                     Some(path) => file_text(&command, path),
                 };
                 match script {
+                    Some(text) if reads_stdin && shell.positional => {
+                        let mut step = payload(&command, text);
+                        if let Step::Shell { env, .. } = &mut step {
+                            env.extend(shell::stdin_positional(&program, &shell.syntax, &args));
+                        }
+                        out.push(step);
+                    }
                     Some(text) => out.push(payload(&command, text)),
                     None if reads_input(&command, ops_first) => {
                         out.push(Step::UnknownCode(command.clone()));
@@ -250,20 +262,10 @@ fn positional(
     if first != source {
         return Vec::new();
     }
-    let (zero, params) = match rest.split_first() {
-        Some((zero, params)) => (zero.clone(), params),
-        None => (program.to_string(), &[][..]),
-    };
-    let mut env = vec![("0".to_string(), zero)];
-    for i in 1..=params.len().max(9) {
-        let value = params.get(i - 1).cloned().unwrap_or_default();
-        env.push((i.to_string(), value));
+    match rest.split_first() {
+        Some((zero, params)) => shell::parameters(zero, params),
+        None => shell::parameters(program, &[]),
     }
-    let split = crate::shell::SPLIT.to_string();
-    env.push(("@".into(), params.join(&split)));
-    env.push(("*".into(), params.join(" ")));
-    env.push(("#".into(), params.len().to_string()));
-    env
 }
 
 /// Whether a variable is one of a script's positional parameters (`0`, `1`, `@`, `#`).

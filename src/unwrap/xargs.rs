@@ -100,7 +100,17 @@ pub(crate) fn xargs(
         if wrapper.kind == WrapperKind::Parallel {
             out.push(payload(&command, words.join(" ")));
         } else {
-            unwrap_run(rules, with_words(&command, words), out);
+            let mut run = with_words(&command, words);
+            // Lines of `find -type f`: the words built from them name regular files.
+            if command.stdin_regular_files && matches!(command.stdin, Stdin::Text(_)) {
+                run.regular_files = run
+                    .words
+                    .iter()
+                    .filter(|w| w.contains(UNKNOWN))
+                    .cloned()
+                    .collect();
+            }
+            unwrap_run(rules, run, out);
         }
     }
     out.push(Step::Run(command));

@@ -65,6 +65,9 @@ pub enum Proxy {
 pub struct Resolved {
     pub hostname: Value,
     pub user: Value,
+    /// The user the configuration (or the destination's `user@`) names, not the local
+    /// user ssh falls back to.
+    pub configured_user: Option<String>,
     pub port: Value,
     pub proxy: Proxy,
     /// What a block that may or may not apply (`Match exec`) would set the host name or
@@ -141,6 +144,10 @@ fn resolve_at(
     if canonicalize || state.options.contains_key("canonicalizepermittedcnames") {
         hostname = Value::Unknown;
     }
+    let configured_user = match state.options.get("user") {
+        Some(Slot::Known(line)) => plain(line.args.first()).known().map(String::from),
+        _ => None,
+    };
     let user = match state.options.get("user") {
         Some(Slot::Known(line)) => plain(line.args.first()),
         Some(Slot::Unknown) => Value::Unknown,
@@ -183,6 +190,7 @@ fn resolve_at(
     Resolved {
         hostname,
         user,
+        configured_user,
         port,
         proxy,
         possible,

@@ -63,6 +63,7 @@ impl Walker<'_> {
             }
         }
         let stdin = self.next_stdin.take();
+        let stdin_files = std::mem::take(&mut self.next_stdin_files);
         for words in alternatives {
             match words.first().map(String::as_str) {
                 Some("read") => self.read_builtin(&words, stdin.as_ref()),
@@ -74,6 +75,7 @@ impl Walker<'_> {
                 _ => {}
             }
             self.next_stdin = stdin.clone();
+            self.next_stdin_files = stdin_files;
             let before = self.commands.len();
             self.emit(words.clone(), env.clone(), writes.clone());
             if self.commands.len() > before
@@ -236,6 +238,8 @@ impl Walker<'_> {
             depth: self.depth,
             written: Vec::new(),
             feeds: self.feeding > 0,
+            stdin_regular_files: std::mem::take(&mut self.next_stdin_files),
+            regular_files: Vec::new(),
         };
         // `echo 'ssh atlas' > s.sh`: what the command wrote is known to later commands.
         if let Stdin::Text(text) = output_of(&command) {

@@ -35,6 +35,7 @@ pub(crate) fn output_of(command: &Command) -> Stdin {
             known.map_or(Stdin::Unknown, |texts| Stdin::Text(texts.concat()))
         }
         Some(edge @ ("head" | "tail")) => lines_of(edge, args, command),
+        Some("find") => super::find_output::find_output(command).unwrap_or(Stdin::Unknown),
         Some("tee") => match &command.stdin {
             Stdin::Text(text) => Stdin::Text(text.clone()),
             Stdin::Bytes(bytes) => Stdin::Bytes(bytes.clone()),

@@ -38,6 +38,20 @@ impl Walker<'_> {
         self.uncertain -= 1;
     }
 
+    /// The commands of a command or process substitution's body, walked in a subshell
+    /// with no input of the outer command's.
+    pub(in crate::shell) fn nested(&mut self, body: &StmtSeq) -> Vec<Command> {
+        let start = self.commands.len();
+        let saved = self.next_stdin.take();
+        let saved_files = std::mem::take(&mut self.next_stdin_files);
+        self.feeding += 1;
+        self.subshell(|w| w.seq(body));
+        self.feeding -= 1;
+        self.next_stdin = saved;
+        self.next_stdin_files = saved_files;
+        self.commands[start.min(self.commands.len())..].to_vec()
+    }
+
     /// Runs `walk` in a subshell: its assignments do not reach the commands after it.
     /// What it changed is undone from a log, so a subshell costs what it assigns, not
     /// the size of every variable (thousands of `$( )` in one command stay cheap).
