@@ -3,6 +3,7 @@
 //! so are the guard's variables in the files a future session starts from.
 
 mod paths;
+pub mod reach;
 mod variables;
 
 pub(crate) use paths::*;
