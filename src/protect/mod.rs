@@ -24,6 +24,28 @@ pub const GUARD_VARIABLES: [&str; 6] = [
     "MESH_GUARD_RULES",
 ];
 
+/// Where the plugin's launcher looks for the binary, in order (plugin/bin/mesh-guard's
+/// `PLACES`); `~/` is the account's home. Each is one of the guard's files whether or not a
+/// binary lies there now: a binary planted in an empty place would run from then on.
+pub const LAUNCHER_PLACES: [&str; 4] = [
+    "/usr/local/bin/mesh-guard",
+    "/usr/bin/mesh-guard",
+    "~/.cargo/bin/mesh-guard",
+    "~/.local/bin/mesh-guard",
+];
+
+/// [`LAUNCHER_PLACES`] under each of `homes` (the system's places once).
+pub fn launcher_places(homes: &[PathBuf]) -> Vec<PathBuf> {
+    let mut places = Vec::new();
+    for place in LAUNCHER_PLACES {
+        match place.strip_prefix("~/") {
+            Some(rest) => places.extend(homes.iter().map(|h| h.join(rest))),
+            None => places.push(PathBuf::from(place)),
+        }
+    }
+    places
+}
+
 /// Where the guard's own files are, and how the command's paths resolve.
 #[derive(Debug, Clone, Default)]
 pub struct Protected {
