@@ -397,3 +397,77 @@ fn every_audit_format_draws_the_control_characters_of_a_command() {
     let line: serde_json::Value = serde_json::from_str(export.stdout.trim()).unwrap();
     assert_eq!(line["command"], command);
 }
+
+/// `doctor` says, per file the guard trusts, whether the agent's user could change it, and
+/// which signers list the hook would use.
+#[test]
+fn doctor_says_which_trusted_files_the_agents_user_could_change() {
+    if !is_root() {
+        eprintln!("NOT CHECKED: files owned by another account need root to make");
+        return;
+    }
+    let Some(nobody) = std::fs::read_to_string("/etc/passwd")
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("nobody:"))
+        .map(|l| l.split(':').nth(2).unwrap().parse::<u32>().unwrap())
+    else {
+        eprintln!("NOT CHECKED: no user nobody in /etc/passwd");
+        return;
+    };
+    let layout = Layout::new("reach-doctor");
+    let doctor = || {
+        let out = run_env(
+            &[
+                "--catalog",
+                layout.op.catalog.to_str().unwrap(),
+                "doctor",
+                "--json",
+                "--user",
+                "nobody",
+            ],
+            &[],
+            b"",
+        );
+        serde_json::from_str::<serde_json::Value>(&out.stdout).expect(&out.stdout)
+    };
+    let signers_entry = |report: &serde_json::Value| {
+        report["trusted_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["file"] == "allowed_signers")
+            .cloned()
+            .unwrap()
+    };
+    let report = doctor();
+    let entry = signers_entry(&report);
+    assert_eq!(entry["agent_can_change"], false, "{entry}");
+    let catalog = report["trusted_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["file"] == "catalog")
+        .cloned()
+        .unwrap();
+    assert_eq!(catalog["agent_can_change"], false, "{catalog}");
+    assert_eq!(report["paths"]["allowed_signers"], layout.signers.to_str().unwrap());
+
+    chown(&layout.etc, Some(nobody), None).unwrap();
+    let report = doctor();
+    let entry = signers_entry(&report);
+    assert_eq!(entry["agent_can_change"], true, "{entry}");
+    assert!(
+        entry["meaning"]
+            .as_str()
+            .unwrap()
+            .contains("could list its own key and sign its own override grant"),
+        "{entry}"
+    );
+    let findings = report["findings"].to_string();
+    assert!(
+        findings.contains("is not trusted") && findings.contains("/etc/mesh-guard/allowed_signers"),
+        "{findings}"
+    );
+    assert!(report["paths"]["allowed_signers"].is_null(), "{report}");
+}
