@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 
 const AGENT: u32 = 54_321;
 
+/// A change to a layout's files.
+type Change = dyn Fn(&Layout);
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -102,7 +105,15 @@ impl Layout {
         let catalog = self.op.catalog.to_str().unwrap();
         as_agent(
             &self.bin.files[0],
-            &["--catalog", catalog, "check", "--override", grant, "--", command],
+            &[
+                "--catalog",
+                catalog,
+                "check",
+                "--override",
+                grant,
+                "--",
+                command,
+            ],
             &[],
             b"",
         )
@@ -147,7 +158,7 @@ fn a_signers_list_the_agents_account_could_change_signs_for_no_one() {
     let dir_theirs = |l: &Layout| chown(&l.etc, Some(AGENT), None).unwrap();
     let dir_group_writable = |l: &Layout| chmod(&l.etc, 0o775);
     let file_writable = |l: &Layout| chmod(&l.signers, 0o646);
-    let cases: [(&dyn Fn(&Layout), &str); 4] = [
+    let cases: [(&Change, &str); 4] = [
         (
             &file_theirs,
             "allowed_signers beside the catalog is owned by the account the guard runs as (uid 54321)",
@@ -237,7 +248,10 @@ fn the_launcher_prefers_a_root_owned_binary_over_an_account_one() {
     }
     let dir = Scratch::new("reach-launcher");
     let script = |name: &str| {
-        let path = dir.write(&format!("{name}/bin/mesh-guard"), &format!("#!/bin/sh\necho {name}\n"));
+        let path = dir.write(
+            &format!("{name}/bin/mesh-guard"),
+            &format!("#!/bin/sh\necho {name}\n"),
+        );
         chmod(&path, 0o755);
         chmod(path.parent().unwrap(), 0o755);
         chmod(path.parent().unwrap().parent().unwrap(), 0o755);
@@ -309,8 +323,14 @@ fn a_guard_file_written_through_another_name_is_still_the_guards() {
     // Another file with two names is no guard file.
     let other = dir.write("notes", "");
     std::fs::hard_link(&other, dir.path("notes2")).unwrap();
-    assert_eq!(check(&format!("echo x >> {}", dir.path("notes2").display())), 0);
-    assert_eq!(check(&format!("echo x >> {}", dir.path("fresh").display())), 0);
+    assert_eq!(
+        check(&format!("echo x >> {}", dir.path("notes2").display())),
+        0
+    );
+    assert_eq!(
+        check(&format!("echo x >> {}", dir.path("fresh").display())),
+        0
+    );
     // Making a second name is refused; a symbolic one is not (a write through it is seen).
     for command in [
         "ln ~/.config/mesh-guard/allowed_signers /tmp/h",
@@ -321,7 +341,10 @@ fn a_guard_file_written_through_another_name_is_still_the_guards() {
     ] {
         assert_eq!(check(command), 1, "{command}");
     }
-    assert_eq!(check("ln -s ~/.config/mesh-guard/allowed_signers /tmp/s"), 0);
+    assert_eq!(
+        check("ln -s ~/.config/mesh-guard/allowed_signers /tmp/s"),
+        0
+    );
     assert_eq!(check("ln notes /tmp/n"), 0);
 }
 
@@ -389,7 +412,14 @@ fn every_audit_format_draws_the_control_characters_of_a_command() {
     let json: serde_json::Value = serde_json::from_str(&audit("json")).unwrap();
     assert_eq!(json[0]["command"], command);
     let export = call_env(
-        &["--db", db.to_str().unwrap(), "audit", "export", "--format", "jsonl"],
+        &[
+            "--db",
+            db.to_str().unwrap(),
+            "audit",
+            "export",
+            "--format",
+            "jsonl",
+        ],
         &[],
         b"",
     );
@@ -451,7 +481,10 @@ fn doctor_says_which_trusted_files_the_agents_user_could_change() {
         .cloned()
         .unwrap();
     assert_eq!(catalog["agent_can_change"], false, "{catalog}");
-    assert_eq!(report["paths"]["allowed_signers"], layout.signers.to_str().unwrap());
+    assert_eq!(
+        report["paths"]["allowed_signers"],
+        layout.signers.to_str().unwrap()
+    );
 
     chown(&layout.etc, Some(nobody), None).unwrap();
     let report = doctor();

@@ -32,7 +32,9 @@ impl Guard<'_> {
         for value in &values {
             for entry in value.split(':') {
                 // An empty entry is the working directory; `~` after `:` is expanded too.
-                let entry = self.protected.expand_tilde(if entry.is_empty() { "." } else { entry });
+                let entry = self
+                    .protected
+                    .expand_tilde(if entry.is_empty() { "." } else { entry });
                 if entry.contains(UNKNOWN) || (walk.cwd_unknown && !entry.starts_with('/')) {
                     return None;
                 }

@@ -81,9 +81,7 @@ pub fn trusted_signers_for(
         }
     }
     Err(match refused {
-        Some(clause) => format!(
-            "{clause}, so no key it lists is trusted. {FIX}"
-        ),
+        Some(clause) => format!("{clause}, so no key it lists is trusted. {FIX}"),
         None => format!(
             "there is no readable allowed_signers file beside the catalog or at {SYSTEM_SIGNERS}"
         ),

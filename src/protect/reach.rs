@@ -176,6 +176,9 @@ mod tests {
         chmod(&sub, 0o755);
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&file, &link).unwrap();
-        assert_eq!(out_of_reach(&link, agent).unwrap(), file.canonicalize().unwrap());
+        assert_eq!(
+            out_of_reach(&link, agent).unwrap(),
+            file.canonicalize().unwrap()
+        );
     }
 }

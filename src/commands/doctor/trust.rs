@@ -44,7 +44,12 @@ pub(crate) fn entries(found: &InForce, hook_bins: &[PathBuf]) -> Vec<Entry> {
     files.extend(found.rules.clone().map(|r| ("rules", r)));
     files.extend(found.launcher.clone().map(|b| ("binary", b)));
     files.extend(hook_bins.iter().map(|b| ("binary", b.clone())));
-    files.extend(found.installed.iter().map(|i| ("hook settings", i.settings.clone())));
+    files.extend(
+        found
+            .installed
+            .iter()
+            .map(|i| ("hook settings", i.settings.clone())),
+    );
     files.dedup_by(|a, b| a.1 == b.1);
     let user = found.user.as_ref().filter(|u| u.uid != 0);
     files
@@ -110,7 +115,12 @@ pub(crate) fn print(entries: &[Entry]) {
             Some(false) => "no ",
             None => "?  ",
         };
-        outln!("  {answer}  {:<15} {}: {}", e.what, shown(&e.path), e.meaning);
+        outln!(
+            "  {answer}  {:<15} {}: {}",
+            e.what,
+            shown(&e.path),
+            e.meaning
+        );
     }
 }
 
