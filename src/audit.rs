@@ -83,7 +83,7 @@ impl<'a> JsonRow<'a> {
 
 /// One row as one line of JSON (`audit export --format jsonl`).
 pub fn render_jsonl_line(r: &Row) -> String {
-    let mut line = serde_json::to_string(&JsonRow::of(r)).unwrap_or_default();
+    let mut line = json_escaped(serde_json::to_string(&JsonRow::of(r)).unwrap_or_default());
     line.push('\n');
     line
 }
@@ -135,7 +135,7 @@ impl JsonArray {
         } else {
             serde_json::to_string(v)
         };
-        let text = text.unwrap_or_else(|_| "null".to_string());
+        let text = json_escaped(text.unwrap_or_else(|_| "null".to_string()));
         let mut out = String::with_capacity(lead.len() + text.len() + 64);
         out.push_str(lead);
         // A pretty element is indented one level; JSON strings hold no raw newline.
@@ -183,7 +183,8 @@ const CSV_HEADER: [&str; 20] = [
 ];
 
 /// Recorded rows as RFC 4180 CSV with a header row; `tools` are joined with `; `. Fields are
-/// written as recorded: a spreadsheet may read a command starting with `=` as a formula.
+/// written as recorded, control characters drawn (`visible`): a spreadsheet may still read a
+/// command starting with `=` as a formula.
 pub fn render_csv(rows: &[Row]) -> String {
     let mut out = csv_header();
     for r in rows {
@@ -236,6 +237,7 @@ fn csv_line(out: &mut String, fields: impl IntoIterator<Item = String>) {
         if i > 0 {
             out.push(',');
         }
+        let f = visible(&f);
         if f.contains([',', '"', '\r', '\n']) {
             out.push('"');
             out.push_str(&f.replace('"', "\"\""));
@@ -245,6 +247,49 @@ fn csv_line(out: &mut String, fields: impl IntoIterator<Item = String>) {
         }
     }
     out.push_str("\r\n");
+}
+
+/// A recorded text as CSV shows it: the agent wrote it, and an operator reads it in a
+/// terminal, so a control character is drawn, not obeyed (ESC as `␛`, CR as `␍`, BEL as `␇`:
+/// Unicode's control pictures), and a C1 control or a bidirectional override is U+FFFD, as
+/// the table shows them. A line feed and a tab are kept: a quoted field holds them as data.
+pub(crate) fn visible(s: &str) -> std::borrow::Cow<'_, str> {
+    let drawn = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c);
+    if !s.chars().any(drawn) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    s.chars()
+        .map(|c| match c {
+            c if !drawn(c) => c,
+            '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+            '\u{7f}' => '\u{2421}',
+            _ => '\u{fffd}',
+        })
+        .collect()
+}
+
+/// The characters that reorder what a terminal shows (U+202A–U+202E, U+2066–U+2069).
+pub(crate) fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// JSON as `serde_json` writes it, with what it leaves raw in strings escaped too: DEL, the
+/// C1 controls and the bidirectional overrides become `\uXXXX`, read back as the same text.
+/// Outside strings JSON is ASCII, so every such character is inside one.
+pub(crate) fn json_escaped(text: String) -> String {
+    let raw = |c: char| c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) || is_bidi_control(c);
+    if !text.chars().any(raw) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if raw(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `audit missing --format csv`: the shapes and their counts, RFC 4180.

@@ -184,6 +184,7 @@ impl Paths {
             }
         }
         paths.extend(homes.iter().map(|h| h.join(".claude/plugins")));
+        paths.extend(crate::protect::launcher_places(homes));
         paths.extend(var("CLAUDE_CONFIG_DIR").map(|d| d.join("settings.json")));
         paths.extend(
             var("CODEX_HOME")

@@ -308,7 +308,9 @@ fn the_allowed_signers_line_decides_and_a_file_others_may_write_allows_no_one() 
     std::fs::set_permissions(&signers, std::fs::Permissions::from_mode(0o666)).unwrap();
     let out = op.hook(Some(&granted), "ssh atlas uptime");
     assert!(
-        claude_denial(&out.stdout).contains("allowed_signers is writable by its group or others"),
+        claude_denial(&out.stdout).contains(
+            "allowed_signers beside the catalog is writable by its group or others (mode 666)"
+        ),
         "{}",
         out.stdout
     );

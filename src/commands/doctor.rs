@@ -3,6 +3,7 @@
 
 mod setup;
 mod signers;
+mod trust;
 use setup::{agent_user, first_word, installed_hooks, launcher_binary, option_in};
 
 use crate::config::Paths;
@@ -114,10 +115,11 @@ pub fn run(paths: &Paths, json_out: bool, user: Option<&str>) -> i32 {
     check_record(&found, &mut report);
     let mode = mode(&found, &mut report);
     let sound = !report.findings.iter().any(|f| f.level == Level::Fail);
+    let trusted = trust::entries(&found, &hook_bins);
     if json_out {
-        print_json(&found, &report, mode, modes.as_ref(), sound);
+        print_json(&found, &report, mode, modes.as_ref(), sound, &trusted);
     } else {
-        print_text(&report, mode, sound);
+        print_text(&report, mode, sound, &trusted);
     }
     if sound { exit::OK } else { exit::NO }
 }
@@ -325,6 +327,7 @@ fn print_json(
     mode: &str,
     modes: Option<&crate::catalog::Modes>,
     sound: bool,
+    trusted: &[trust::Entry],
 ) {
     let enforcement = modes.map(|m| {
         let map = |set: &[(String, crate::catalog::Mode)]| {
@@ -352,6 +355,7 @@ fn print_json(
             "agent": i.agent, "scope": i.scope, "settings": i.settings, "command": i.command,
         })).collect::<Vec<_>>(),
         "writable_by_user": found.writable,
+        "trusted_files": trust::json(trusted),
         "findings": report.findings.iter().map(|f| json!({
             "level": f.level.name(), "what": f.what, "fix": f.fix,
         })).collect::<Vec<_>>(),
@@ -359,7 +363,7 @@ fn print_json(
     outln!("{object}");
 }
 
-fn print_text(report: &Report, mode: &str, sound: bool) {
+fn print_text(report: &Report, mode: &str, sound: bool, trusted: &[trust::Entry]) {
     outln!("mode: {mode}");
     for f in &report.findings {
         outln!("{:<4}  {}", f.level.name(), f.what);
@@ -367,6 +371,7 @@ fn print_text(report: &Report, mode: &str, sound: bool) {
             outln!("      fix: {}", f.fix);
         }
     }
+    trust::print(trusted);
     outln!(
         "{}",
         if sound {

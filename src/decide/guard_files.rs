@@ -42,6 +42,11 @@ impl Guard<'_> {
                 code.push(text.clone());
             }
         }
+        targets.extend(
+            self.hard_linked(program, args)
+                .into_iter()
+                .map(|w| (w, Reach::Whole)),
+        );
         if let Some(interpreter) = self.rules.interpreter(program) {
             code.extend(crate::unwrap::interpreter_code(interpreter, command, args));
             // `python3 fix.py ~/.claude/settings.json`: the script is handed the file.

@@ -7,6 +7,7 @@
 mod agents;
 mod arguments;
 mod carried;
+mod cdpath;
 mod compose;
 mod disk;
 mod engine_order;
@@ -15,6 +16,7 @@ mod flow;
 mod git_env;
 mod guard_cli;
 mod guard_files;
+mod hard_links;
 mod inputs;
 mod judge;
 mod make;

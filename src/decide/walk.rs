@@ -228,12 +228,7 @@ impl Guard<'_> {
             ("popd", _) => None,
             (_, None) => self.protected.home.clone(),
             (_, Some("-")) => walk.oldpwd.clone().flatten(),
-            (_, Some(dir)) => {
-                let dir = self.protected.expand_tilde(dir);
-                let base = walk.cwd.clone();
-                (!dir.contains(UNKNOWN) && (!walk.cwd_unknown || dir.starts_with('/')))
-                    .then(|| self.protected.resolve(&dir, base.as_deref()))
-            }
+            (_, Some(dir)) => self.cd_target(dir, command, walk),
         };
         walk.oldpwd = Some(here.flatten());
         walk.cwd_unknown = next.is_none();

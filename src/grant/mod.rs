@@ -9,9 +9,13 @@
 
 mod message;
 pub mod signers;
+mod trust;
 
 pub use message::Grant;
 pub use signers::AllowedSigners;
+pub use trust::{
+    FIX, Place, SYSTEM_SIGNERS, judge, signer_places, trusted_signers, trusted_signers_for,
+};
 
 use base64ct::{Base64, Base64UrlUnpadded, Encoding};
 use std::path::{Path, PathBuf};

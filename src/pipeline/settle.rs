@@ -23,9 +23,10 @@ pub fn verify_grant(paths: &Paths, text: &str) -> Result<Verified, NotHonoured> 
     verify_grant_on(paths, text, &crate::record::host_name())
 }
 
-/// `text` verified as a grant on `host`, now, against `allowed_signers` beside the catalog.
+/// `text` verified as a grant on `host`, now, against the first `allowed_signers` out of
+/// this account's reach (decision 0069).
 pub fn verify_grant_on(paths: &Paths, text: &str, host: &str) -> Result<Verified, NotHonoured> {
-    let signers = crate::grant::read_signers(&crate::grant::allowed_signers_for(&paths.catalog));
+    let signers = crate::grant::trusted_signers(&paths.catalog);
     crate::grant::verify(
         text,
         signers.as_ref().map_err(String::as_str),

@@ -2,7 +2,9 @@
 //! rules, record, cache, binary, plugin and the agent's hook settings are the operator's;
 //! so are the guard's variables in the files a future session starts from.
 
+mod identity;
 mod paths;
+pub mod reach;
 mod variables;
 
 pub(crate) use paths::*;
@@ -23,6 +25,28 @@ pub const GUARD_VARIABLES: [&str; 6] = [
     "MESH_GUARD_RULES",
 ];
 
+/// Where the plugin's launcher looks for the binary, in order (plugin/bin/mesh-guard's
+/// `PLACES`); `~/` is the account's home. Each is one of the guard's files whether or not a
+/// binary lies there now: a binary planted in an empty place would run from then on.
+pub const LAUNCHER_PLACES: [&str; 4] = [
+    "/usr/local/bin/mesh-guard",
+    "/usr/bin/mesh-guard",
+    "~/.cargo/bin/mesh-guard",
+    "~/.local/bin/mesh-guard",
+];
+
+/// [`LAUNCHER_PLACES`] under each of `homes` (the system's places once).
+pub fn launcher_places(homes: &[PathBuf]) -> Vec<PathBuf> {
+    let mut places = Vec::new();
+    for place in LAUNCHER_PLACES {
+        match place.strip_prefix("~/") {
+            Some(rest) => places.extend(homes.iter().map(|h| h.join(rest))),
+            None => places.push(PathBuf::from(place)),
+        }
+    }
+    places
+}
+
 /// Where the guard's own files are, and how the command's paths resolve.
 #[derive(Debug, Clone, Default)]
 pub struct Protected {
@@ -33,6 +57,8 @@ pub struct Protected {
     /// The paths with links followed, and the running binary: found on first use, as
     /// most commands write nothing and should not pay for the file system calls.
     real: std::cell::OnceCell<Vec<PathBuf>>,
+    /// The guard's files that have other names (hard links), found on first use.
+    identities: std::cell::OnceCell<identity::Identities>,
     /// What the command will read from disk (scripts, the container engine's endpoint),
     /// asked only for a guarded program; `None` where no disk is consulted (`search`).
     pub disk: Option<std::rc::Rc<dyn crate::ondisk::disk::Disk>>,
@@ -64,6 +90,7 @@ impl Protected {
             cwd,
             home,
             real: std::cell::OnceCell::new(),
+            identities: std::cell::OnceCell::new(),
             disk: None,
             listing: None,
         }
@@ -239,7 +266,7 @@ impl Protected {
     }
 
     /// Whether `word` is one of the guard's files or under one of its directories. A link
-    /// is followed, so a symlink to the catalog is the catalog.
+    /// is followed, so a symlink to the catalog is the catalog, and a hard link to it is it.
     pub fn is_or_under(&self, word: &str, cwd: Option<&Path>) -> bool {
         if word.is_empty() || word.contains(UNKNOWN) {
             return false;
@@ -251,6 +278,9 @@ impl Protected {
             let parent = path.parent().and_then(|p| std::fs::canonicalize(p).ok());
             parent.zip(path.file_name()).map(|(p, name)| p.join(name))
         });
+        if self.is_guard_file_by_identity(&path) {
+            return true;
+        }
         [Some(path), real, real_parent.flatten()]
             .into_iter()
             .flatten()
@@ -283,6 +313,11 @@ impl Protected {
 }
 
 impl Protected {
+    /// Whether `path` is a directory now (links followed): where `cd` may go.
+    pub fn is_directory(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+
     /// Whether `path` is the directory a guard file is in (`~/.claude`, the record's).
     pub fn is_guard_parent(&self, path: &Path) -> bool {
         self.all_paths().iter().any(|p| p.parent() == Some(path))

@@ -88,3 +88,14 @@ fn paths_resolve_through_cd_and_links() {
     assert!(!protected.covers("catalog.toml", Some(&dir)));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_launcher_places_are_the_launchers() {
+    let script = include_str!("../../plugin/bin/mesh-guard");
+    let line = script
+        .lines()
+        .find_map(|l| l.strip_prefix("PLACES='"))
+        .expect("the launcher's PLACES line");
+    let places: Vec<&str> = line.trim_end_matches('\'').split(' ').collect();
+    assert_eq!(places, super::LAUNCHER_PLACES);
+}

@@ -138,7 +138,8 @@ pub fn render_json(t: &Tally) -> String {
         "skipped": t.skipped.iter().map(|(f, why)| json!({"file": f, "why": why})).collect::<Vec<_>>(),
         "damaged": t.damaged.iter().map(|(f, n)| json!({"file": f, "lines": n})).collect::<Vec<_>>(),
     });
-    let mut out = serde_json::to_string_pretty(&object).unwrap_or_default();
+    let mut out =
+        crate::audit::json_escaped(serde_json::to_string_pretty(&object).unwrap_or_default());
     out.push('\n');
     out
 }
@@ -150,6 +151,8 @@ pub fn render_csv(t: &Tally) -> String {
         let quoted: Vec<String> = fields
             .iter()
             .map(|f| {
+                // What an agent wrote is drawn, not obeyed, in the operator's terminal.
+                let f = crate::audit::visible(f);
                 if f.contains([',', '"', '\r', '\n']) {
                     format!("\"{}\"", f.replace('"', "\"\""))
                 } else {

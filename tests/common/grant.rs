@@ -25,6 +25,13 @@ pub fn keygen(path: &std::path::Path) {
 impl Operator {
     /// The key is allowed with `options` (`namespaces="mesh-guard-override"`, …).
     pub fn with_options(name: &str, options: &str) -> Operator {
+        // The hook trusts a list only out of the reach of the account it runs as (decision
+        // 0069): root's, here, for a hook run as root or as another account.
+        // SAFETY: geteuid has no preconditions.
+        assert!(
+            unsafe { libc::geteuid() } == 0,
+            "the override tests need root: allowed_signers must belong to another account than the hook's"
+        );
         let dir = Scratch::new(name);
         let catalog = dir.path("etc/catalog.toml");
         std::fs::create_dir_all(catalog.parent().unwrap()).unwrap();
@@ -36,6 +43,15 @@ impl Operator {
             "etc/allowed_signers",
             &format!("# who may sign\nalice@ops {options} {public}"),
         );
+        // Root's, and writable by no group or others, every directory above it too.
+        use std::os::unix::fs::PermissionsExt;
+        for (path, mode) in [
+            (dir.0.clone(), 0o755),
+            (catalog.parent().unwrap().to_path_buf(), 0o755),
+            (catalog.with_file_name("allowed_signers"), 0o644),
+        ] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
         let db = dir.path("audit.db");
         Operator {
             dir,

@@ -140,7 +140,9 @@ pub(crate) fn installed_hooks(user: Option<&perm::User>) -> Vec<Installed> {
 }
 
 /// The binary the plugin's launcher would run: the first of its fixed places
-/// (plugin/bin/mesh-guard's `PLACES`), `~` the agent's user's home; never a variable's.
+/// (`protect::LAUNCHER_PLACES`) whose binary is root's and out of every account's reach,
+/// else the first with a binary (decision 0070); `~` the agent's user's home; never a
+/// variable's.
 pub(crate) fn launcher_binary(user: Option<&perm::User>) -> Option<PathBuf> {
     let usable = |p: &Path| {
         p.is_file()
@@ -157,17 +159,15 @@ pub(crate) fn launcher_binary(user: Option<&perm::User>) -> Option<PathBuf> {
         .and_then(|u| perm::lookup(&u.name))
         .map(|u| u.home)
         .or_else(perm::account_home);
-    let mut places = vec![
-        PathBuf::from("/usr/local/bin/mesh-guard"),
-        PathBuf::from("/usr/bin/mesh-guard"),
-    ];
-    places.extend(home.iter().flat_map(|h| {
-        [
-            h.join(".cargo/bin/mesh-guard"),
-            h.join(".local/bin/mesh-guard"),
-        ]
-    }));
-    places.into_iter().find(|p| usable(p))
+    let places: Vec<PathBuf> = crate::protect::launcher_places(&Vec::from_iter(home))
+        .into_iter()
+        .filter(|p| usable(p))
+        .collect();
+    places
+        .iter()
+        .find(|p| crate::protect::reach::root_owned(p).is_ok())
+        .or(places.first())
+        .cloned()
 }
 
 pub(crate) fn is_executable(path: &Path) -> bool {

@@ -6,6 +6,53 @@ use super::{Level, Report};
 use crate::perm;
 use std::path::{Path, PathBuf};
 
+/// The list a grant is verified against, as the hook run by the agent's user would choose it
+/// (decision 0069): each place passed over says why, and what that means.
+fn in_force(catalog: &Path, user: Option<&perm::User>, report: &mut Report) -> Option<PathBuf> {
+    let uid = user.map(|u| u.uid).or_else(perm::current_uid);
+    let who = user.map_or("the agent's user", |u| u.name.as_str());
+    let places = crate::grant::signer_places(catalog);
+    for place in &places {
+        match crate::grant::judge(place, uid) {
+            crate::grant::Place::Absent => {}
+            crate::grant::Place::Trusted(_) => return Some(place.clone()),
+            crate::grant::Place::InReach(fault) => {
+                let meaning = match fault.why {
+                    crate::protect::reach::Why::Owned(_) => {
+                        format!("{who} could change it and list the agent's own key")
+                    }
+                    crate::protect::reach::Why::Writable(_) => {
+                        "accounts other than its owner could change it".to_string()
+                    }
+                    _ => "it cannot be checked".to_string(),
+                };
+                report.add(
+                    Level::Warn,
+                    format!(
+                        "{} is not trusted ({}): {meaning}, so no grant it allows is honoured",
+                        place.display(),
+                        fault.described()
+                    ),
+                    crate::grant::FIX,
+                );
+            }
+        }
+    }
+    let shown: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
+    report.add(
+        Level::Ok,
+        format!(
+            "no allowed_signers out of {who}'s reach ({}): no override grant is honoured",
+            shown.join(", ")
+        ),
+        format!(
+            "to allow overrides, list the operators' keys (ssh-keygen's ALLOWED SIGNERS format: NAME namespaces=\"mesh-guard-override\" ssh-ed25519 AAAA…) in a file root owns, in directories only root can write: {}",
+            crate::grant::FIX.trim_start_matches("Operator: ")
+        ),
+    );
+    None
+}
+
 /// Past these a `.ssh` directory or a key file is not read further.
 const MAX_ENTRIES: usize = 256;
 const MAX_KEY_BYTES: u64 = 64 * 1024;
@@ -15,25 +62,14 @@ pub(crate) fn check(
     user: Option<&perm::User>,
     report: &mut Report,
 ) -> Option<PathBuf> {
-    let path = crate::grant::allowed_signers_for(catalog);
-    if !path.exists() {
-        report.add(
-            Level::Ok,
-            format!(
-                "no {}: no one may sign an override grant, so none is honoured",
-                path.display()
-            ),
-            "to allow overrides, list the operators' keys there (ssh-keygen's ALLOWED SIGNERS format): NAME namespaces=\"mesh-guard-override\" ssh-ed25519 AAAA…; keep it as the catalog is (root-owned in a hardened install)",
-        );
-        return None;
-    }
+    let path = in_force(catalog, user, report)?;
     let signers = match crate::grant::read_signers(&path) {
         Ok(signers) => signers,
         Err(why) => {
             report.add(
                 Level::Warn,
                 format!("{}: {why}; no grant is honoured", path.display()),
-                format!("sudo chmod go-w {}", path.display()),
+                crate::grant::FIX,
             );
             return Some(path);
         }
