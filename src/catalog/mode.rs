@@ -179,19 +179,21 @@ impl super::Catalog {
             }
             Some(MeshObject::Module { name }) => vec![name.clone()],
             Some(MeshObject::Machine(host)) => {
-                let on = |machines: &[String]| {
-                    machines
-                        .iter()
-                        .any(|m| m.eq_ignore_ascii_case(&host.machine))
-                };
+                // As `runs_on` answers: listed by name, or by a pattern the host matches.
                 let set = modes.modules.iter().map(|(name, _)| name).filter(|name| {
                     self.module_entry(name)
-                        .is_some_and(|entry| on(&entry.machines))
+                        .is_some_and(|entry| self.runs_on(&entry, &host.machine))
                 });
                 let unset = modes
                     .unset
                     .iter()
-                    .filter(|(_, machines)| on(machines))
+                    .filter(|(name, machines)| {
+                        let entry = super::ModuleEntry {
+                            name: name.clone(),
+                            machines: machines.clone(),
+                        };
+                        self.runs_on(&entry, &host.machine)
+                    })
                     .map(|(name, _)| name);
                 set.chain(unset).cloned().collect()
             }
