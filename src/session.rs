@@ -39,19 +39,7 @@ pub(crate) fn append(paths: &Paths, row: &Row) -> Result<(), crate::record::Reco
 /// The stderr note for a refusal that could not be recorded: addressed to the operator, without
 /// host paths (the agent reads it too).
 pub(crate) fn not_recorded(paths: &Paths, e: &crate::record::RecordError) -> String {
-    let dir = paths
-        .db
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let state = if !dir.is_dir() {
-        "the record's directory is missing"
-    } else {
-        "the record's directory or file is not writable"
-    };
-    format!(
-        "mesh-guard: not recorded: {e} ({state}). Operator: run `mesh-guard doctor`; the next recorded row will note this gap."
-    )
+    crate::record::not_recorded_line(&paths.db, e)
 }
 
 /// The override grant in this process's environment, verified against `allowed_signers`
