@@ -271,3 +271,21 @@ fn a_locked_record_loses_nothing() {
         doctor.stdout
     );
 }
+
+#[test]
+fn a_record_whose_directory_cannot_be_made_is_named_missing() {
+    let s = setup("loss-missing");
+    // A file where the record's directory would be: it cannot be made.
+    s.dir.write("blocked", "");
+    let db = s.dir.path("blocked/rec/audit.db");
+    let args = with_paths(&s.catalog, &db, &["hook"]);
+    let out = call_env(&strs(&args), &[], &bash_event(REPORTED));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("mesh-guard: not recorded (missing)"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("/blocked"), "no host path: {}", out.stderr);
+    assert_whole_in_log(&s.drain(), "would-refuse", REPORTED, "missing");
+}

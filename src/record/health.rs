@@ -90,20 +90,18 @@ pub fn look(db: &Path) -> Option<Cause> {
             None => return Some(Cause::Missing),
         };
     }
-    if let Some((read_only, free)) = statvfs(existing) {
-        if read_only {
-            return Some(Cause::ReadOnly);
-        }
-        if free < LOW_SPACE {
-            return Some(Cause::NoSpace);
-        }
+    let blocked = match statvfs(existing) {
+        Some((true, _)) => Some(Cause::ReadOnly),
+        Some((false, free)) if free < LOW_SPACE => Some(Cause::NoSpace),
+        _ if !writable(existing) => Some(Cause::ReadOnly),
+        _ => None,
+    };
+    if existing != dir {
+        // The hook makes a missing directory; one it cannot make is missing.
+        return blocked.map(|_| Cause::Missing);
     }
-    if !writable(existing) {
-        return Some(if existing == dir {
-            Cause::ReadOnly
-        } else {
-            Cause::Missing
-        });
+    if blocked.is_some() {
+        return blocked;
     }
     if db.exists() && !writable(db) {
         return Some(Cause::ReadOnly);
