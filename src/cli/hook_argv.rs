@@ -79,6 +79,28 @@ fn agent_choice(value: &str) -> Option<AgentChoice> {
     })
 }
 
+/// Whether `args` (with the program's name) name a hook's subcommand, directly or after
+/// `help`: its first word that is no option or a global option's value.
+pub(super) fn names_hook(args: &[std::ffi::OsString]) -> bool {
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    let mut positional = Vec::new();
+    while let Some(word) = words.next() {
+        if matches!(word.as_ref(), "--catalog" | "--db" | "--rules") {
+            words.next();
+        } else if !word.starts_with('-') {
+            positional.push(word.into_owned());
+            if positional.len() == 2 || positional[0] != "help" {
+                break;
+            }
+        }
+    }
+    let sub = match positional.first().map(String::as_str) {
+        Some("help") => positional.get(1).map(String::as_str),
+        other => other,
+    };
+    matches!(sub, Some("hook" | "session-start"))
+}
+
 /// The command line without the paths' variables: how a hook's is read.
 pub(super) fn without_env(command: clap::Command) -> clap::Command {
     let no_env = |arg: clap::Arg| arg.env(None);
