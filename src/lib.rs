@@ -40,6 +40,7 @@ pub mod grant;
 pub mod hook;
 pub mod install;
 pub mod instead;
+mod memfns;
 pub mod io;
 pub mod message;
 pub mod ondisk;
