@@ -287,7 +287,10 @@ impl Args {
             }
             // A hook's help lists no variable for the options it takes only from its
             // command line (decision 0059).
-            Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp && hook_argv::names_hook(&args) => {
+            Err(e)
+                if e.kind() == clap::error::ErrorKind::DisplayHelp
+                    && hook_argv::names_hook(&args) =>
+            {
                 return Err(e);
             }
             Err(_) => {}

@@ -265,10 +265,14 @@ mod tests {
                 let src = pattern(n + 32, 1);
                 let mut dst = vec![0xAAu8; n + 32];
                 // SAFETY: both buffers hold n bytes past the offsets, and do not overlap.
-                let r = unsafe { mesh_guard_memcpy(dst.as_mut_ptr().add(d), src.as_ptr().add(s), n) };
+                let r =
+                    unsafe { mesh_guard_memcpy(dst.as_mut_ptr().add(d), src.as_ptr().add(s), n) };
                 assert_eq!(r, dst.as_mut_ptr().wrapping_add(d));
                 assert_eq!(&dst[d..d + n], &src[s..s + n], "n {n} s {s} d {d}");
-                assert!(dst[..d].iter().chain(&dst[d + n..]).all(|&b| b == 0xAA), "n {n}");
+                assert!(
+                    dst[..d].iter().chain(&dst[d + n..]).all(|&b| b == 0xAA),
+                    "n {n}"
+                );
             }
         }
     }
@@ -297,7 +301,10 @@ mod tests {
                 let r = unsafe { mesh_guard_memset(buf.as_mut_ptr().add(d), 0x1C3, n) };
                 assert_eq!(r, buf.as_mut_ptr().wrapping_add(d));
                 assert!(buf[d..d + n].iter().all(|&b| b == 0xC3), "n {n}");
-                assert!(buf[..d].iter().chain(&buf[d + n..]).all(|&b| b == 0x11), "n {n}");
+                assert!(
+                    buf[..d].iter().chain(&buf[d + n..]).all(|&b| b == 0x11),
+                    "n {n}"
+                );
             }
         }
     }
@@ -307,7 +314,10 @@ mod tests {
         for n in (0..=70).chain([255, 4096]) {
             let a = pattern(n + 1, 3);
             // SAFETY: both hold n bytes.
-            assert_eq!(unsafe { mesh_guard_memcmp(a.as_ptr(), a.clone().as_ptr(), n) }, 0);
+            assert_eq!(
+                unsafe { mesh_guard_memcmp(a.as_ptr(), a.clone().as_ptr(), n) },
+                0
+            );
             for at in 0..n {
                 for (x, y) in [(0u8, 1u8), (0x7F, 0x80), (0xFF, 0x00), (5, 4)] {
                     let (mut l, mut r) = (a.clone(), a.clone());

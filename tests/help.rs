@@ -107,7 +107,11 @@ fn global_options_a_subcommand_ignores_are_not_listed_but_accepted() {
 #[test]
 fn a_hooks_help_lists_no_variable_it_does_not_read() {
     // A hook takes its paths from its command line only (decision 0059).
-    for words in [&["hook"][..], &["session-start"], &["--catalog", "c.toml", "hook"]] {
+    for words in [
+        &["hook"][..],
+        &["session-start"],
+        &["--catalog", "c.toml", "hook"],
+    ] {
         let text = help(words);
         assert!(text.contains("--catalog <PATH>"), "{words:?}: {text}");
         assert!(!text.contains("[env:"), "{words:?}: {text}");

@@ -82,7 +82,10 @@ fn assert_whole_in_log(messages: &[String], kind: &str, command: &str, cause: &s
     ] {
         assert!(message.contains(&field), "{field} in {message}");
     }
-    assert!(!message.contains(" id=\""), "an unrecorded event has no row id: {message}");
+    assert!(
+        !message.contains(" id=\""),
+        "an unrecorded event has no row id: {message}"
+    );
     if kind == "would-refuse" {
         assert!(message.contains("rule=\"mesh-container\""), "{message}");
         assert!(message.contains("target=\"mesh-controller\""), "{message}");
@@ -138,12 +141,15 @@ fn in_namespace(s: &Setup, fault: &str, mend: &str) -> Option<(String, Vec<i32>,
     let db = mnt.join("rec/audit.db");
     let events = s.dir.path("events");
     std::fs::create_dir_all(&events).unwrap();
-    for (name, command) in [("first", "ssh orion uptime"), ("a", REPORTED), ("b", REFUSED), ("after", "ssh vega uptime")] {
+    for (name, command) in [
+        ("first", "ssh orion uptime"),
+        ("a", REPORTED),
+        ("b", REFUSED),
+        ("after", "ssh vega uptime"),
+    ] {
         std::fs::write(events.join(name), bash_event(command)).unwrap();
     }
-    let hook = format!(
-        "\"$BIN\" --catalog \"$CATALOG\" --db \"$DB\" hook"
-    );
+    let hook = format!("\"$BIN\" --catalog \"$CATALOG\" --db \"$DB\" hook");
     let script = format!(
         "set -u
 mount -t tmpfs -o size=128k tmpfs \"$MNT\" || exit 99
@@ -157,7 +163,15 @@ mount -t tmpfs -o size=128k tmpfs \"$MNT\" || exit 99
 "
     );
     let status = Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "--", "sh", "-c", &script])
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
         .env("BIN", BIN)
         .env("CATALOG", &s.catalog)
         .env("DB", &db)
@@ -190,7 +204,9 @@ fn check_lost(s: &Setup, stderr: &str, codes: &[i32], rows: &[Value], cause: &st
     // The would-refuse passes as designed, the refusal refuses, each unrecorded.
     assert_eq!(codes, [0, 2], "{stderr}");
     assert_eq!(
-        stderr.matches(&format!("mesh-guard: not recorded ({cause})")).count(),
+        stderr
+            .matches(&format!("mesh-guard: not recorded ({cause})"))
+            .count(),
         2,
         "{stderr}"
     );
@@ -286,6 +302,10 @@ fn a_record_whose_directory_cannot_be_made_is_named_missing() {
         "{}",
         out.stderr
     );
-    assert!(!out.stderr.contains("/blocked"), "no host path: {}", out.stderr);
+    assert!(
+        !out.stderr.contains("/blocked"),
+        "no host path: {}",
+        out.stderr
+    );
     assert_whole_in_log(&s.drain(), "would-refuse", REPORTED, "missing");
 }

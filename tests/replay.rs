@@ -287,9 +287,15 @@ fn replay_returning(dir: &Scratch, args: &[String]) -> common::Output {
 #[test]
 fn what_is_not_a_regular_file_is_named_and_never_opened() {
     let dir = Scratch::new("replay-special");
-    dir.write("t/real.jsonl", &std::fs::read_to_string(fixture("claude.jsonl")).unwrap());
+    dir.write(
+        "t/real.jsonl",
+        &std::fs::read_to_string(fixture("claude.jsonl")).unwrap(),
+    );
     let fifo = dir.path("t/a-fifo.jsonl");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(made.success());
     let socket = dir.path("t/socket.jsonl");
     let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
@@ -303,9 +309,14 @@ fn what_is_not_a_regular_file_is_named_and_never_opened() {
         .iter()
         .map(|s| s.to_string())
         .chain(
-            [dir.path("t"), PathBuf::from("/dev/zero"), fifo.clone(), dir.path("empty")]
-                .iter()
-                .map(|p| p.display().to_string()),
+            [
+                dir.path("t"),
+                PathBuf::from("/dev/zero"),
+                fifo.clone(),
+                dir.path("empty"),
+            ]
+            .iter()
+            .map(|p| p.display().to_string()),
         )
         .collect();
     let out = replay_returning(&dir, &args);
@@ -316,7 +327,12 @@ fn what_is_not_a_regular_file_is_named_and_never_opened() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| (s["file"].as_str().unwrap().into(), s["why"].as_str().unwrap().into()))
+        .map(|s| {
+            (
+                s["file"].as_str().unwrap().into(),
+                s["why"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     let why = |path: &Path| {
         let path = path.display().to_string();
@@ -326,22 +342,44 @@ fn what_is_not_a_regular_file_is_named_and_never_opened() {
             .map(|(_, w)| w.clone())
             .collect::<Vec<_>>()
     };
-    assert!(why(&fifo).iter().all(|w| w.starts_with("a FIFO")), "{skipped:?}");
-    assert_eq!(why(&fifo).len(), 2, "in the directory and given: {skipped:?}");
-    assert_eq!(why(Path::new("/dev/zero")), ["a character device, not a regular file: not opened"]);
+    assert!(
+        why(&fifo).iter().all(|w| w.starts_with("a FIFO")),
+        "{skipped:?}"
+    );
+    assert_eq!(
+        why(&fifo).len(),
+        2,
+        "in the directory and given: {skipped:?}"
+    );
+    assert_eq!(
+        why(Path::new("/dev/zero")),
+        ["a character device, not a regular file: not opened"]
+    );
     assert!(why(&socket)[0].starts_with("a socket"), "{skipped:?}");
-    assert_eq!(why(&dir.path("t/loop-a.jsonl")), ["a loop of symbolic links"]);
+    assert_eq!(
+        why(&dir.path("t/loop-a.jsonl")),
+        ["a loop of symbolic links"]
+    );
     assert!(
         why(&dir.path("t/sub/up"))[0].contains("a loop, not followed"),
         "{skipped:?}"
     );
     for (file, _) in &skipped {
-        assert!(out.stderr.contains(&format!("skipped {file}: ")), "{}", out.stderr);
+        assert!(
+            out.stderr.contains(&format!("skipped {file}: ")),
+            "{}",
+            out.stderr
+        );
     }
     let empty = dir.path("empty").display().to_string();
-    assert_eq!(report["empty"][0]["directory"], empty.as_str(), "{report:#}");
+    assert_eq!(
+        report["empty"][0]["directory"],
+        empty.as_str(),
+        "{report:#}"
+    );
     assert!(
-        out.stderr.contains(&format!("no transcript in {empty} (looked for *.jsonl")),
+        out.stderr
+            .contains(&format!("no transcript in {empty} (looked for *.jsonl")),
         "{}",
         out.stderr
     );
@@ -352,9 +390,18 @@ fn an_unreadable_subdirectory_is_named() {
     // Root reads any directory whatever its mode: as root the replay runs as `nobody`
     // (uid 65534), spawned, on a scratch directory opened to it; otherwise in process.
     let dir = Scratch::new("replay-unreadable");
-    dir.write("t/a/real.jsonl", &std::fs::read_to_string(fixture("claude.jsonl")).unwrap());
-    dir.write("t/b/hidden.jsonl", &std::fs::read_to_string(fixture("claude.jsonl")).unwrap());
-    let catalog = dir.write("catalog.toml", &std::fs::read_to_string(example_catalog()).unwrap());
+    dir.write(
+        "t/a/real.jsonl",
+        &std::fs::read_to_string(fixture("claude.jsonl")).unwrap(),
+    );
+    dir.write(
+        "t/b/hidden.jsonl",
+        &std::fs::read_to_string(fixture("claude.jsonl")).unwrap(),
+    );
+    let catalog = dir.write(
+        "catalog.toml",
+        &std::fs::read_to_string(example_catalog()).unwrap(),
+    );
     use std::os::unix::fs::PermissionsExt;
     let open = |path: &Path, mode: u32| {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
@@ -399,5 +446,10 @@ fn an_unreadable_subdirectory_is_named() {
             .starts_with("the directory cannot be read: Permission denied"),
         "{report:#}"
     );
-    assert!(out.stderr.contains(&format!("skipped {b}: the directory cannot be read")), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains(&format!("skipped {b}: the directory cannot be read")),
+        "{}",
+        out.stderr
+    );
 }

@@ -172,11 +172,7 @@ fn one_module_in_report(name: &str, module: &str, text: &str) -> Scratch {
     let dir = Scratch::new(name);
     let needle = format!("name       = \"{module}\"");
     assert!(text.contains(&needle), "{module}");
-    let text = text.replacen(
-        &needle,
-        &format!("{needle}\nmode       = \"report\""),
-        1,
-    );
+    let text = text.replacen(&needle, &format!("{needle}\nmode       = \"report\""), 1);
     dir.write(
         "catalog.toml",
         &format!("{text}\n[record]\nsyslog = \"none\"\n"),
@@ -202,16 +198,16 @@ fn a_module_in_report_does_not_put_its_neighbours_on_a_shared_machine_in_report(
     assert_eq!(hook(&dir, "docker logs mesh-controller").code, 0);
     assert_eq!(hook(&dir, "journalctl -u mesh-controller").code, 0);
     // check says which module decided.
-    let out = call_env(
-        &["check", "--json", "ssh atlas uptime"],
-        &env(&dir),
-        b"",
-    );
+    let out = call_env(&["check", "--json", "ssh atlas uptime"], &env(&dir), b"");
     let json: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(json["mode"], "enforce", "{json}");
     assert_eq!(json["mode_module"], "metrics", "{json}");
     let out = call_env(&["check", "ssh atlas uptime"], &env(&dir), b"");
-    assert!(out.stdout.contains("decided by module `metrics`"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("decided by module `metrics`"),
+        "{}",
+        out.stdout
+    );
 
     // Where controller is alone on atlas, a command that names metrics' container or unit
     // there still reaches metrics: the module it reaches decides.
@@ -232,11 +228,22 @@ fn a_module_in_report_does_not_put_its_neighbours_on_a_shared_machine_in_report(
     }
     let kinds: Vec<String> = rows(&dir)
         .iter()
-        .map(|r| format!("{} {}", r["kind"].as_str().unwrap(), r["target"].as_str().unwrap()))
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["kind"].as_str().unwrap(),
+                r["target"].as_str().unwrap()
+            )
+        })
         .collect();
     assert_eq!(
         kinds,
-        ["would-refuse atlas", "refusal atlas", "refusal atlas", "refusal atlas"]
+        [
+            "would-refuse atlas",
+            "refusal atlas",
+            "refusal atlas",
+            "refusal atlas"
+        ]
     );
 }
 

@@ -304,8 +304,16 @@ fn the_cache_keeps_the_modes() {
     ] {
         let object = parsed.object(word);
         assert!(object.is_some(), "{word}");
-        assert_eq!(cached.mode(rule, object.as_ref()).mode, mode, "{rule} {word}");
-        assert_eq!(parsed.mode(rule, object.as_ref()).mode, mode, "{rule} {word}");
+        assert_eq!(
+            cached.mode(rule, object.as_ref()).mode,
+            mode,
+            "{rule} {word}"
+        );
+        assert_eq!(
+            parsed.mode(rule, object.as_ref()).mode,
+            mode,
+            "{rule} {word}"
+        );
     }
     // The modules without a mode of their own and their machines are kept too: a machine
     // is reported only when every module on it is.

@@ -127,9 +127,7 @@ impl Modes {
         };
         // An enforced setting decides; a module's own first, then the rule family's, then
         // a module that has none of its own.
-        let own = modules
-            .iter()
-            .find(|&n| module(n) == (Mode::Enforce, true));
+        let own = modules.iter().find(|&n| module(n) == (Mode::Enforce, true));
         let enforced = own
             .map(|n| By::Module {
                 name: n.clone(),
@@ -168,7 +166,12 @@ impl super::Catalog {
     /// `mode`, for a refusal whose command also names `words`: a machine's refusal reaches
     /// as well every module whose container, unit or name a word names (`ssh atlas
     /// journalctl -u node-exporter` reaches `node-exporter`'s module, wherever it runs).
-    pub fn mode_naming(&self, rule: &str, object: Option<&MeshObject>, words: &[String]) -> Decided {
+    pub fn mode_naming(
+        &self,
+        rule: &str,
+        object: Option<&MeshObject>,
+        words: &[String],
+    ) -> Decided {
         let modes = self.modes();
         if modes.all_enforced() {
             return modes.of(rule, &[]);

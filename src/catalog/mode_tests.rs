@@ -16,7 +16,10 @@ fn enforce_unless_said_and_never_for_the_guards_own_rules() {
     let none = Modes::default();
     assert_eq!(none.of("remote-access", &[]).mode, Mode::Enforce);
     let all = modes(Some(Mode::Report), &[], &[]);
-    assert_eq!(all.of("mesh-container", &["logs".into()]).mode, Mode::Report);
+    assert_eq!(
+        all.of("mesh-container", &["logs".into()]).mode,
+        Mode::Report
+    );
     assert_eq!(all.of("unverifiable", &[]).mode, Mode::Report);
     for rule in ALWAYS_ENFORCED {
         assert_eq!(all.of(rule, &[]).mode, Mode::Enforce, "{rule}");
@@ -37,7 +40,8 @@ fn a_rules_or_a_modules_setting_wins_over_the_default_and_enforce_wins_a_disagre
     assert_eq!(m.of("remote-access", &["legacy".into()]).mode, Enforce);
     assert_eq!(m.of("mesh-unit", &["logs".into()]).mode, Enforce);
     assert_eq!(
-        m.of("remote-daemon", &["legacy".into(), "vault".into()]).mode,
+        m.of("remote-daemon", &["legacy".into(), "vault".into()])
+            .mode,
         Enforce
     );
 }
@@ -62,9 +66,19 @@ fn a_machine_is_reported_only_if_every_module_on_it_is() {
     let d = m.of("remote-access", &on(&["controller"]));
     assert_eq!((d.mode, d.by.module()), (Report, Some("controller")));
     // Under a reported rule family, a module without a mode of its own is reported too.
-    let r = modes(None, &[("remote-access", Report)], &[("controller", Report)]);
-    assert_eq!(r.of("remote-access", &on(&["controller", "metrics"])).mode, Report);
-    assert_eq!(r.of("remote-daemon", &on(&["controller", "metrics"])).mode, Enforce);
+    let r = modes(
+        None,
+        &[("remote-access", Report)],
+        &[("controller", Report)],
+    );
+    assert_eq!(
+        r.of("remote-access", &on(&["controller", "metrics"])).mode,
+        Report
+    );
+    assert_eq!(
+        r.of("remote-daemon", &on(&["controller", "metrics"])).mode,
+        Enforce
+    );
 }
 
 #[test]

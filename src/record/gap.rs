@@ -126,7 +126,10 @@ pub(crate) fn pending(db: &Path) -> Option<String> {
     let mut rest: std::collections::BTreeMap<String, u64> = Default::default();
     let mut count = 0u64;
     // Bounded as it is read: a note is at most about MAX_NOTE_FILE plus one line.
-    for line in std::io::BufReader::new(file).split(b'\n').map_while(Result::ok) {
+    for line in std::io::BufReader::new(file)
+        .split(b'\n')
+        .map_while(Result::ok)
+    {
         let text = String::from_utf8_lossy(&line);
         let text = text.trim();
         if text.is_empty() {

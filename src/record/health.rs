@@ -44,7 +44,9 @@ impl Cause {
     /// What the operator does about it, without a host path (the agent reads it too).
     pub fn says(self) -> &'static str {
         match self {
-            Cause::ReadOnly => "its file system is read-only or its file or directory is not writable",
+            Cause::ReadOnly => {
+                "its file system is read-only or its file or directory is not writable"
+            }
             Cause::NoSpace => "the file system holding it has no space left",
             Cause::Locked => "another process held its lock past the timeout",
             Cause::Missing => "its directory is missing and could not be made",
@@ -119,7 +121,10 @@ fn statvfs(path: &Path) -> Option<(bool, u64)> {
         return None;
     }
     let read_only = s.f_flag & libc::ST_RDONLY != 0;
-    Some((read_only, (s.f_bavail as u64).saturating_mul(s.f_frsize as u64)))
+    Some((
+        read_only,
+        (s.f_bavail as u64).saturating_mul(s.f_frsize as u64),
+    ))
 }
 
 /// Whether this process may write `path` (the kernel's answer, which an immutable file or a
@@ -141,7 +146,8 @@ pub fn probe(db: &Path) -> Result<(), (Cause, String)> {
     if !db.is_file() {
         return Ok(());
     }
-    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let flags =
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = match rusqlite::Connection::open_with_flags(db, flags) {
         Ok(conn) => conn,
         Err(e) => {

@@ -165,8 +165,7 @@ pub fn render_csv(t: &Tally) -> String {
         out.push_str("\r\n");
     };
     line([
-        "section", "name", "count", "agent", "session", "time", "file", "mode", "command",
-        "reason",
+        "section", "name", "count", "agent", "session", "time", "file", "mode", "command", "reason",
     ]);
     let count = |section: &'static str, name: &str, n: u64| {
         [section, name, &n.to_string(), "", "", "", "", "", "", ""].map(str::to_string)
@@ -215,7 +214,18 @@ pub fn render_csv(t: &Tally) -> String {
     }
     for (file, n) in &t.damaged {
         let why = "lines not JSON, or too long";
-        line(["damaged", file, &n.to_string(), "", "", "", file, "", "", why]);
+        line([
+            "damaged",
+            file,
+            &n.to_string(),
+            "",
+            "",
+            "",
+            file,
+            "",
+            "",
+            why,
+        ]);
     }
     for (dir, looked) in &t.empty {
         let why = format!("no transcript: looked for {looked}");
