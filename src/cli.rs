@@ -277,23 +277,8 @@ impl Args {
         }
         let args: Vec<std::ffi::OsString> = args.into_iter().collect();
         // A hook is read without the paths' variables; the operator's commands with them.
-        match without_env(cmd.clone()).try_get_matches_from(&args) {
-            Ok(matches) => {
-                if let Ok(hook) = Args::from_arg_matches(&matches)
-                    && hook.command.is_hook()
-                {
-                    return Ok(hook);
-                }
-            }
-            // A hook's help lists no variable for the options it takes only from its
-            // command line (decision 0059).
-            Err(e)
-                if e.kind() == clap::error::ErrorKind::DisplayHelp
-                    && hook_argv::names_hook(&args) =>
-            {
-                return Err(e);
-            }
-            Err(_) => {}
+        if let Some(hook) = hook_argv::read_as_hook(&cmd, &args) {
+            return hook;
         }
         let matches = cmd.try_get_matches_from(args)?;
         Args::from_arg_matches(&matches)

@@ -149,7 +149,7 @@ fn in_namespace(s: &Setup, fault: &str, mend: &str) -> Option<(String, Vec<i32>,
     ] {
         std::fs::write(events.join(name), bash_event(command)).unwrap();
     }
-    let hook = format!("\"$BIN\" --catalog \"$CATALOG\" --db \"$DB\" hook");
+    let hook = "\"$BIN\" --catalog \"$CATALOG\" --db \"$DB\" hook";
     let script = format!(
         "set -u
 mount -t tmpfs -o size=128k tmpfs \"$MNT\" || exit 99

@@ -70,6 +70,20 @@ impl Modes {
             .map(|&(_, m)| m)
     }
 
+    /// Keeps the modules without a mode of their own and their machines, when anything is in
+    /// report mode: a machine is reported only if all of its modules are (decision 0071);
+    /// enforced everywhere, nothing is asked, and nothing kept.
+    pub(crate) fn keep_unset(&mut self, modules: &[super::ModuleEntry]) {
+        if self.all_enforced() {
+            return;
+        }
+        self.unset = modules
+            .iter()
+            .filter(|m| self.module(&m.name).is_none())
+            .map(|m| (m.name.clone(), m.machines.clone()))
+            .collect();
+    }
+
     /// Nothing is in report mode anywhere.
     pub fn all_enforced(&self) -> bool {
         self.default != Some(Mode::Report)

@@ -171,18 +171,7 @@ pub(crate) fn build(
             }
         }
     }
-    // Report mode's machines (decision 0060): a module without a mode of its own is under
-    // the rule's or the whole mesh's, and a machine is reported only if all of its modules
-    // are; enforced everywhere, nothing is asked.
-    if !index.ranges.modes.all_enforced() {
-        let unset = index
-            .modules
-            .iter()
-            .filter(|m| index.ranges.modes.module(&m.name).is_none())
-            .map(|m| (m.name.clone(), m.machines.clone()))
-            .collect();
-        index.ranges.modes.unset = unset;
-    }
+    index.ranges.modes.keep_unset(&index.modules);
     if !b.errors.is_empty() {
         if !b.duplicates.is_empty() {
             say_first_definitions(sources, &mut b.errors, &b.duplicates);
