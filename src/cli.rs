@@ -277,11 +277,8 @@ impl Args {
         }
         let args: Vec<std::ffi::OsString> = args.into_iter().collect();
         // A hook is read without the paths' variables; the operator's commands with them.
-        if let Ok(matches) = without_env(cmd.clone()).try_get_matches_from(&args)
-            && let Ok(hook) = Args::from_arg_matches(&matches)
-            && hook.command.is_hook()
-        {
-            return Ok(hook);
+        if let Some(hook) = hook_argv::read_as_hook(&cmd, &args) {
+            return hook;
         }
         let matches = cmd.try_get_matches_from(args)?;
         Args::from_arg_matches(&matches)

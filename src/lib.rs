@@ -41,6 +41,7 @@ pub mod hook;
 pub mod install;
 pub mod instead;
 pub mod io;
+mod memfns;
 pub mod message;
 pub mod ondisk;
 pub mod perm;

@@ -103,3 +103,22 @@ fn global_options_a_subcommand_ignores_are_not_listed_but_accepted() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains("a.db"), "{}", out.stderr);
 }
+
+#[test]
+fn a_hooks_help_lists_no_variable_it_does_not_read() {
+    // A hook takes its paths from its command line only (decision 0059).
+    for words in [
+        &["hook"][..],
+        &["session-start"],
+        &["--catalog", "c.toml", "hook"],
+    ] {
+        let text = help(words);
+        assert!(text.contains("--catalog <PATH>"), "{words:?}: {text}");
+        assert!(!text.contains("[env:"), "{words:?}: {text}");
+    }
+    let out = run(&["help", "hook"], &[], b"");
+    assert!(out.stdout.contains("--catalog <PATH>"), "{}", out.stdout);
+    assert!(!out.stdout.contains("[env:"), "{}", out.stdout);
+    // The operator's commands read them, and say so.
+    assert!(help(&["check"]).contains("[env: MESH_GUARD_CATALOG="));
+}

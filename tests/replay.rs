@@ -246,8 +246,18 @@ fn counts_the_shapes_that_need_a_tool_and_the_mode_in_force() {
         b"",
     );
     assert!(
+        csv.stdout.starts_with(
+            "section,name,count,agent,session,time,file,mode,command,reason\r\nsummary,files,1,"
+        ),
+        "{}",
         csv.stdout
-            .starts_with("section,name,count,agent,session,time,command\r\nsummary,files,1,"),
+    );
+    // An example says its file and mode, in their own columns.
+    let shown = transcript.display().to_string();
+    assert!(
+        csv.stdout.contains(&format!(
+            "\r\nexample,mesh-container mesh-controller,,claude,s,2026-12-01T10:00:00Z,{shown},report,docker kill mesh-controller,\r\n"
+        )),
         "{}",
         csv.stdout
     );
@@ -256,5 +266,190 @@ fn counts_the_shapes_that_need_a_tool_and_the_mode_in_force() {
             .contains("\r\nmissing,docker kill <container>,2,"),
         "{}",
         csv.stdout
+    );
+}
+
+/// `replay ARGS` in this process on another thread: a replay that never returns fails the
+/// test at the guard's limit instead of hanging the suite (the limit is no speed assertion).
+fn replay_returning(dir: &Scratch, args: &[String]) -> common::Output {
+    let (send, receive) = std::sync::mpsc::channel();
+    let args = args.to_vec();
+    let env = env(dir, &example_catalog());
+    std::thread::spawn(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let _ = send.send(call_env(&args, &env, b""));
+    });
+    receive
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("replay returned")
+}
+
+#[test]
+fn what_is_not_a_regular_file_is_named_and_never_opened() {
+    let dir = Scratch::new("replay-special");
+    dir.write(
+        "t/real.jsonl",
+        &std::fs::read_to_string(fixture("claude.jsonl")).unwrap(),
+    );
+    let fifo = dir.path("t/a-fifo.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let socket = dir.path("t/socket.jsonl");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    std::os::unix::fs::symlink("loop-b.jsonl", dir.path("t/loop-a.jsonl")).unwrap();
+    std::os::unix::fs::symlink("loop-a.jsonl", dir.path("t/loop-b.jsonl")).unwrap();
+    // A loop through a directory link, named like nothing.
+    std::fs::create_dir(dir.path("t/sub")).unwrap();
+    std::os::unix::fs::symlink("..", dir.path("t/sub/up")).unwrap();
+    dir.write("empty/notes.txt", "not a transcript\n");
+    let args: Vec<String> = ["replay", "--format", "json"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(
+            [
+                dir.path("t"),
+                PathBuf::from("/dev/zero"),
+                fifo.clone(),
+                dir.path("empty"),
+            ]
+            .iter()
+            .map(|p| p.display().to_string()),
+        )
+        .collect();
+    let out = replay_returning(&dir, &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["files"], 1, "{report:#}");
+    let skipped: Vec<(String, String)> = report["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["file"].as_str().unwrap().into(),
+                s["why"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let why = |path: &Path| {
+        let path = path.display().to_string();
+        skipped
+            .iter()
+            .filter(|(f, _)| *f == path)
+            .map(|(_, w)| w.clone())
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        why(&fifo).iter().all(|w| w.starts_with("a FIFO")),
+        "{skipped:?}"
+    );
+    assert_eq!(
+        why(&fifo).len(),
+        2,
+        "in the directory and given: {skipped:?}"
+    );
+    assert_eq!(
+        why(Path::new("/dev/zero")),
+        ["a character device, not a regular file: not opened"]
+    );
+    assert!(why(&socket)[0].starts_with("a socket"), "{skipped:?}");
+    assert_eq!(
+        why(&dir.path("t/loop-a.jsonl")),
+        ["a loop of symbolic links"]
+    );
+    assert!(
+        why(&dir.path("t/sub/up"))[0].contains("a loop, not followed"),
+        "{skipped:?}"
+    );
+    for (file, _) in &skipped {
+        assert!(
+            out.stderr.contains(&format!("skipped {file}: ")),
+            "{}",
+            out.stderr
+        );
+    }
+    let empty = dir.path("empty").display().to_string();
+    assert_eq!(
+        report["empty"][0]["directory"],
+        empty.as_str(),
+        "{report:#}"
+    );
+    assert!(
+        out.stderr
+            .contains(&format!("no transcript in {empty} (looked for *.jsonl")),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn an_unreadable_subdirectory_is_named() {
+    // Root reads any directory whatever its mode: as root the replay runs as `nobody`
+    // (uid 65534), spawned, on a scratch directory opened to it; otherwise in process.
+    let dir = Scratch::new("replay-unreadable");
+    dir.write(
+        "t/a/real.jsonl",
+        &std::fs::read_to_string(fixture("claude.jsonl")).unwrap(),
+    );
+    dir.write(
+        "t/b/hidden.jsonl",
+        &std::fs::read_to_string(fixture("claude.jsonl")).unwrap(),
+    );
+    let catalog = dir.write(
+        "catalog.toml",
+        &std::fs::read_to_string(example_catalog()).unwrap(),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let open = |path: &Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    for path in [dir.path(""), dir.path("t"), dir.path("t/a")] {
+        open(&path, 0o755);
+    }
+    open(&dir.path("t/a/real.jsonl"), 0o644);
+    open(&catalog, 0o644);
+    open(&dir.path("t/b"), 0o000);
+    let t = dir.path("t").display().to_string();
+    let args = ["replay", "--format", "json", t.as_str()];
+    let out = if unsafe { libc::geteuid() } == 0 {
+        use std::os::unix::process::CommandExt;
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mesh-guard"))
+            .args(args)
+            .env_clear()
+            .env("MESH_GUARD_CATALOG", &catalog)
+            .env("HOME", dir.path("home"))
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap();
+        common::Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    } else {
+        call_env(&args, &env(&dir, &catalog), b"")
+    };
+    open(&dir.path("t/b"), 0o755);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["files"], 1, "{report:#}");
+    let b = dir.path("t/b").display().to_string();
+    assert_eq!(report["skipped"][0]["file"], b.as_str(), "{report:#}");
+    assert!(
+        report["skipped"][0]["why"]
+            .as_str()
+            .unwrap()
+            .starts_with("the directory cannot be read: Permission denied"),
+        "{report:#}"
+    );
+    assert!(
+        out.stderr
+            .contains(&format!("skipped {b}: the directory cannot be read")),
+        "{}",
+        out.stderr
     );
 }

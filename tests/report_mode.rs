@@ -162,8 +162,89 @@ fn a_module_in_report_under_an_enforced_mesh() {
     let dir = setup("report-one-module", "", Some("report"));
     assert_eq!(hook(&dir, "docker logs mesh-gateway").code, 0);
     assert_eq!(hook(&dir, "docker logs mesh-controller").code, 2);
-    // vega is gateway's and metrics'; metrics says nothing, gateway says report.
-    assert_eq!(hook(&dir, "ssh vega uptime").code, 0);
+    // vega is gateway's and metrics'; metrics says nothing, so it is under the whole mesh's
+    // enforce: a machine is reported only when every module on it is (decision 0071).
+    assert_eq!(hook(&dir, "ssh vega uptime").code, 2);
+}
+
+/// A catalog with `mode = "report"` on one module alone.
+fn one_module_in_report(name: &str, module: &str, text: &str) -> Scratch {
+    let dir = Scratch::new(name);
+    let needle = format!("name       = \"{module}\"");
+    assert!(text.contains(&needle), "{module}");
+    let text = text.replacen(&needle, &format!("{needle}\nmode       = \"report\""), 1);
+    dir.write(
+        "catalog.toml",
+        &format!("{text}\n[record]\nsyslog = \"none\"\n"),
+    );
+    dir
+}
+
+#[test]
+fn a_module_in_report_does_not_put_its_neighbours_on_a_shared_machine_in_report() {
+    let example = std::fs::read_to_string(example_catalog()).unwrap();
+    let dir = one_module_in_report("report-shared", "controller", &example);
+    // atlas runs controller (report) and metrics (enforced by the whole mesh's default).
+    for command in [
+        "ssh atlas journalctl -u node-exporter",
+        "DOCKER_HOST=ssh://atlas docker logs node-exporter",
+        "ssh atlas uptime",
+        "docker logs node-exporter",
+    ] {
+        let out = hook(&dir, command);
+        assert_eq!(out.code, 2, "{command}: {}", out.stdout);
+    }
+    // What reaches controller alone is reported.
+    assert_eq!(hook(&dir, "docker logs mesh-controller").code, 0);
+    assert_eq!(hook(&dir, "journalctl -u mesh-controller").code, 0);
+    // check says which module decided.
+    let out = call_env(&["check", "--json", "ssh atlas uptime"], &env(&dir), b"");
+    let json: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(json["mode"], "enforce", "{json}");
+    assert_eq!(json["mode_module"], "metrics", "{json}");
+    let out = call_env(&["check", "ssh atlas uptime"], &env(&dir), b"");
+    assert!(
+        out.stdout.contains("decided by module `metrics`"),
+        "{}",
+        out.stdout
+    );
+
+    // Where controller is alone on atlas, a command that names metrics' container or unit
+    // there still reaches metrics: the module it reaches decides.
+    let alone = example.replace(
+        "machines   = [\"atlas\", \"orion\", \"vega\", \"lyra\"]",
+        "machines   = [\"orion\", \"vega\", \"lyra\"]",
+    );
+    assert_ne!(alone, example);
+    let dir = one_module_in_report("report-alone", "controller", &alone);
+    assert_eq!(hook(&dir, "ssh atlas uptime").code, 0);
+    for command in [
+        "ssh atlas journalctl -u node-exporter",
+        "DOCKER_HOST=ssh://atlas docker logs node-exporter",
+        "ssh atlas 'systemctl restart node-exporter.service'",
+    ] {
+        let out = hook(&dir, command);
+        assert_eq!(out.code, 2, "{command}: {}", out.stdout);
+    }
+    let kinds: Vec<String> = rows(&dir)
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["kind"].as_str().unwrap(),
+                r["target"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "would-refuse atlas",
+            "refusal atlas",
+            "refusal atlas",
+            "refusal atlas"
+        ]
+    );
 }
 
 #[test]

@@ -304,8 +304,34 @@ fn the_cache_keeps_the_modes() {
     ] {
         let object = parsed.object(word);
         assert!(object.is_some(), "{word}");
-        assert_eq!(cached.mode(rule, object.as_ref()), mode, "{rule} {word}");
-        assert_eq!(parsed.mode(rule, object.as_ref()), mode, "{rule} {word}");
+        assert_eq!(
+            cached.mode(rule, object.as_ref()).mode,
+            mode,
+            "{rule} {word}"
+        );
+        assert_eq!(
+            parsed.mode(rule, object.as_ref()).mode,
+            mode,
+            "{rule} {word}"
+        );
     }
+    // The modules without a mode of their own and their machines are kept too: a machine
+    // is reported only when every module on it is.
+    assert!(!cached.modes().unset.is_empty());
+    let text = EXAMPLE.replacen(
+        "name       = \"controller\"",
+        "name       = \"controller\"\nmode       = \"report\"",
+        1,
+    );
+    let (_dir, catalog, cache) = setup(&text);
+    age(&catalog);
+    let _ = lazy(&catalog, &cache).get().unwrap();
+    let l = lazy(&catalog, &cache);
+    assert!(from_cache(&l), "the second call reads the cache");
+    let cached = l.get().unwrap();
+    let atlas = cached.object("atlas");
+    let decided = cached.mode("remote-access", atlas.as_ref());
+    assert_eq!(decided.mode, Mode::Enforce);
+    assert_eq!(decided.by.module(), Some("metrics"));
     assert_eq!(check_cache(&catalog, &cache), CacheState::Agrees);
 }

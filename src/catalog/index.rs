@@ -134,37 +134,6 @@ impl Catalog {
         &self.ranges().modes
     }
 
-    /// The mode of a refusal under `rule` that reaches `object`: a module's setting applies
-    /// to its containers, its units, and the machines it lists.
-    pub fn mode(&self, rule: &str, object: Option<&MeshObject>) -> super::Mode {
-        let modes = self.modes();
-        if modes.all_enforced() {
-            return super::Mode::Enforce;
-        }
-        let modules: Vec<String> = match object {
-            Some(MeshObject::Container { module, .. } | MeshObject::Unit { module, .. }) => {
-                vec![module.clone()]
-            }
-            Some(MeshObject::Module { name }) => vec![name.clone()],
-            Some(MeshObject::Machine(host)) => modes
-                .modules
-                .iter()
-                .map(|(name, _)| name)
-                .filter(|name| {
-                    self.lookup().module_entry(name).is_some_and(|entry| {
-                        entry
-                            .machines
-                            .iter()
-                            .any(|m| m.eq_ignore_ascii_case(&host.machine))
-                    })
-                })
-                .cloned()
-                .collect(),
-            None => Vec::new(),
-        };
-        modes.of(rule, &modules)
-    }
-
     /// The form that answers: the in-memory index or the compiled cache.
     fn lookup(&self) -> &dyn Lookup {
         match &self.repr {

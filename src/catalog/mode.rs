@@ -1,7 +1,7 @@
 //! Report-only mode (decision 0060): the operator's `[mode]` table and a module's `mode`,
 //! validated with their file and line, and which mode a refusal is under.
 
-use super::{CatalogError, Source};
+use super::{CatalogError, MeshObject, Source};
 use std::collections::BTreeMap;
 use toml::Spanned;
 
@@ -52,6 +52,10 @@ pub struct Modes {
     pub rules: Vec<(String, Mode)>,
     /// Module name → mode, in catalog order.
     pub modules: Vec<(String, Mode)>,
+    /// The modules with no mode of their own and the machines they run on, kept only when
+    /// something is in report mode: a machine's mode is every one of its modules' (the
+    /// compiled cache answers no "which modules run here" otherwise).
+    pub unset: Vec<(String, Vec<String>)>,
 }
 
 impl Modes {
@@ -64,6 +68,20 @@ impl Modes {
             .iter()
             .find(|(m, _)| m == module)
             .map(|&(_, m)| m)
+    }
+
+    /// Keeps the modules without a mode of their own and their machines, when anything is in
+    /// report mode: a machine is reported only if all of its modules are (decision 0071);
+    /// enforced everywhere, nothing is asked, and nothing kept.
+    pub(crate) fn keep_unset(&mut self, modules: &[super::ModuleEntry]) {
+        if self.all_enforced() {
+            return;
+        }
+        self.unset = modules
+            .iter()
+            .filter(|m| self.module(&m.name).is_none())
+            .map(|m| (m.name.clone(), m.machines.clone()))
+            .collect();
     }
 
     /// Nothing is in report mode anywhere.
@@ -94,25 +112,183 @@ impl Modes {
         out
     }
 
-    /// The mode of a refusal under `rule`, given the modules of what it reaches: where the
-    /// rule's setting or the modules' settings apply, it is reported only if every one of
-    /// them says report; where none applies, the whole mesh's mode; never for a rule outside
-    /// `REPORTABLE`.
-    pub fn of(&self, rule: &str, modules: &[String]) -> Mode {
+    /// The mode of a refusal under `rule`, given every module it reaches (a machine reaches
+    /// every module that runs on it), and which setting decided it. Each reached module
+    /// is under its own `mode`, else the rule family's, else the whole mesh's; the rule
+    /// family's setting applies too. The refusal is reported only if every one of them
+    /// says report: a module in report mode cannot put a neighbour on its machine in report
+    /// mode. Never reported for a rule outside `REPORTABLE`.
+    pub fn of(&self, rule: &str, modules: &[String]) -> Decided {
         if !REPORTABLE.contains(&rule) {
-            return Mode::Enforce;
+            return Decided {
+                mode: Mode::Enforce,
+                by: By::Always,
+            };
         }
-        let specific: Vec<Mode> = self
-            .rule(rule)
-            .into_iter()
-            .chain(modules.iter().filter_map(|m| self.module(m)))
-            .collect();
-        if specific.is_empty() {
-            self.default.unwrap_or(Mode::Enforce)
-        } else if specific.iter().all(|&m| m == Mode::Report) {
-            Mode::Report
-        } else {
-            Mode::Enforce
+        let base = match self.rule(rule) {
+            Some(mode) => (mode, By::Rule(rule.to_string())),
+            None => (self.default.unwrap_or(Mode::Enforce), By::Default),
+        };
+        if modules.is_empty() {
+            return Decided {
+                mode: base.0,
+                by: base.1,
+            };
+        }
+        let module = |name: &String| match self.module(name) {
+            Some(mode) => (mode, true),
+            None => (base.0, false),
+        };
+        // An enforced setting decides; a module's own first, then the rule family's, then
+        // a module that has none of its own.
+        let own = modules.iter().find(|&n| module(n) == (Mode::Enforce, true));
+        let enforced = own
+            .map(|n| By::Module {
+                name: n.clone(),
+                own: true,
+            })
+            .or_else(|| (self.rule(rule) == Some(Mode::Enforce)).then(|| base.1.clone()))
+            .or_else(|| {
+                modules
+                    .iter()
+                    .find(|&n| module(n).0 == Mode::Enforce)
+                    .map(|n| By::Module {
+                        name: n.clone(),
+                        own: false,
+                    })
+            });
+        match enforced {
+            Some(by) => Decided {
+                mode: Mode::Enforce,
+                by,
+            },
+            None => Decided {
+                mode: Mode::Report,
+                by: By::Modules(modules.to_vec()),
+            },
+        }
+    }
+}
+
+impl super::Catalog {
+    /// The mode of a refusal under `rule` that reaches `object`, and which setting decided:
+    /// a container or a unit reaches its module; a machine, every module that runs on it.
+    pub fn mode(&self, rule: &str, object: Option<&MeshObject>) -> Decided {
+        self.mode_naming(rule, object, &[])
+    }
+
+    /// `mode`, for a refusal whose command also names `words`: a machine's refusal reaches
+    /// as well every module whose container, unit or name a word names (`ssh atlas
+    /// journalctl -u node-exporter` reaches `node-exporter`'s module, wherever it runs).
+    pub fn mode_naming(
+        &self,
+        rule: &str,
+        object: Option<&MeshObject>,
+        words: &[String],
+    ) -> Decided {
+        let modes = self.modes();
+        if modes.all_enforced() {
+            return modes.of(rule, &[]);
+        }
+        let mut modules: Vec<String> = match object {
+            Some(MeshObject::Container { module, .. } | MeshObject::Unit { module, .. }) => {
+                vec![module.clone()]
+            }
+            Some(MeshObject::Module { name }) => vec![name.clone()],
+            Some(MeshObject::Machine(host)) => {
+                // As `runs_on` answers: listed by name, or by a pattern the host matches.
+                let set = modes.modules.iter().map(|(name, _)| name).filter(|name| {
+                    self.module_entry(name)
+                        .is_some_and(|entry| self.runs_on(&entry, &host.machine))
+                });
+                let unset = modes
+                    .unset
+                    .iter()
+                    .filter(|(name, machines)| {
+                        let entry = super::ModuleEntry {
+                            name: name.clone(),
+                            machines: machines.clone(),
+                        };
+                        self.runs_on(&entry, &host.machine)
+                    })
+                    .map(|(name, _)| name);
+                set.chain(unset).cloned().collect()
+            }
+            None => Vec::new(),
+        };
+        if matches!(object, Some(MeshObject::Machine(_))) {
+            for word in words {
+                let pieces = word.split(|c: char| {
+                    c.is_whitespace() || matches!(c, '@' | ':' | '/' | '=' | ',' | '\'' | '"' | ';')
+                });
+                for piece in pieces.filter(|p| !p.is_empty()) {
+                    let named = self
+                        .container(piece)
+                        .or_else(|| self.unit(piece))
+                        .or_else(|| self.module(piece));
+                    if let Some(module) = named.as_ref().and_then(MeshObject::module)
+                        && !modules.iter().any(|m| m == module)
+                    {
+                        modules.push(module.to_string());
+                    }
+                }
+            }
+        }
+        modes.of(rule, &modules)
+    }
+}
+
+/// A refusal's mode and the setting that decided it (`check` says it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decided {
+    pub mode: Mode,
+    pub by: By,
+}
+
+/// Which setting decided a refusal's mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum By {
+    /// The guard's own rules: never reported.
+    Always,
+    /// The whole mesh's mode (`[mode] default`, else enforce).
+    Default,
+    /// The rule family's `[mode]` entry.
+    Rule(String),
+    /// A reached module: under its own `mode`, or (`own == false`) under the rule family's
+    /// or the whole mesh's, having none.
+    Module { name: String, own: bool },
+    /// Every reached module said report.
+    Modules(Vec<String>),
+}
+
+impl By {
+    /// "module `metrics` (no mode of its own)", for `check`.
+    pub fn describe(&self) -> String {
+        match self {
+            By::Always => "the guard's own rule, always enforced".into(),
+            By::Default => "the whole mesh's mode".into(),
+            By::Rule(rule) => format!("rule {rule}'s mode"),
+            By::Module { name, own: true } => format!("module `{name}`'s mode"),
+            By::Module { name, own: false } => format!(
+                "module `{name}`, which has no mode of its own (the rule's or the whole mesh's)"
+            ),
+            By::Modules(names) => format!(
+                "the modules it reaches, all in report mode: {}",
+                names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
+    /// The deciding module, if a module decided.
+    pub fn module(&self) -> Option<&str> {
+        match self {
+            By::Module { name, .. } => Some(name),
+            By::Modules(names) => names.first().map(String::as_str),
+            _ => None,
         }
     }
 }
@@ -130,7 +306,17 @@ impl Modes {
             .modules
             .iter()
             .map(|(n, m)| format!("module\t{n}\t{}", m.as_str()));
-        default.into_iter().chain(rules).chain(modules).collect()
+        // Machine names hold no whitespace (the catalog's check): one line per module.
+        let unset = self
+            .unset
+            .iter()
+            .map(|(n, machines)| format!("unset\t{n}\t{}", machines.join(" ")));
+        default
+            .into_iter()
+            .chain(rules)
+            .chain(modules)
+            .chain(unset)
+            .collect()
     }
 
     /// The settings `encoded` wrote, or `None` for lines it cannot have written.
@@ -139,6 +325,12 @@ impl Modes {
         for line in lines {
             let (kind, rest) = line.split_once('\t')?;
             let (name, mode) = rest.rsplit_once('\t')?;
+            if kind == "unset" {
+                let machines = mode.split(' ').filter(|m| !m.is_empty());
+                let machines = machines.map(str::to_string).collect();
+                modes.unset.push((name.to_string(), machines));
+                continue;
+            }
             let mode = Mode::parse(mode)?;
             match kind {
                 "default" => modes.default = Some(mode),
@@ -204,73 +396,5 @@ pub(super) fn table(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn modes(default: Option<Mode>, rules: &[(&str, Mode)], modules: &[(&str, Mode)]) -> Modes {
-        Modes {
-            default,
-            rules: rules.iter().map(|(r, m)| (r.to_string(), *m)).collect(),
-            modules: modules.iter().map(|(n, m)| (n.to_string(), *m)).collect(),
-        }
-    }
-
-    #[test]
-    fn enforce_unless_said_and_never_for_the_guards_own_rules() {
-        let none = Modes::default();
-        assert_eq!(none.of("remote-access", &[]), Mode::Enforce);
-        let all = modes(Some(Mode::Report), &[], &[]);
-        assert_eq!(all.of("mesh-container", &["logs".into()]), Mode::Report);
-        assert_eq!(all.of("unverifiable", &[]), Mode::Report);
-        for rule in ALWAYS_ENFORCED {
-            assert_eq!(all.of(rule, &[]), Mode::Enforce, "{rule}");
-        }
-    }
-
-    #[test]
-    fn a_rules_or_a_modules_setting_wins_over_the_default_and_enforce_wins_a_disagreement() {
-        use Mode::*;
-        let m = modes(
-            Some(Enforce),
-            &[("mesh-container", Report), ("remote-access", Enforce)],
-            &[("vault", Enforce), ("legacy", Report)],
-        );
-        assert_eq!(m.of("mesh-container", &["logs".into()]), Report);
-        assert_eq!(m.of("mesh-container", &["vault".into()]), Enforce);
-        assert_eq!(m.of("mesh-unit", &["legacy".into()]), Report);
-        assert_eq!(m.of("remote-access", &["legacy".into()]), Enforce);
-        assert_eq!(m.of("mesh-unit", &["logs".into()]), Enforce);
-        assert_eq!(
-            m.of("remote-daemon", &["legacy".into(), "vault".into()]),
-            Enforce
-        );
-    }
-
-    #[test]
-    fn the_caches_lines_give_the_settings_back() {
-        use Mode::*;
-        let m = modes(
-            Some(Report),
-            &[("mesh-unit", Enforce)],
-            &[("odd\tname", Report)],
-        );
-        assert_eq!(Modes::decoded(&m.encoded()), Some(m));
-        assert_eq!(Modes::decoded(&["rule\tx\tmaybe".into()]), None);
-    }
-
-    #[test]
-    fn describe_says_every_setting() {
-        use Mode::*;
-        let m = modes(
-            Some(Report),
-            &[("remote-access", Enforce)],
-            &[("db", Enforce)],
-        );
-        assert_eq!(
-            m.describe(),
-            "report for the whole mesh, enforce for rule remote-access, enforce for module db; self-protection and the override's rules always enforced"
-        );
-        assert!(!m.all_enforced());
-        assert!(Modes::default().all_enforced());
-    }
-}
+#[path = "mode_tests.rs"]
+mod tests;

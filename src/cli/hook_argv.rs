@@ -96,6 +96,48 @@ fn agent_choice(value: &str) -> Option<AgentChoice> {
     })
 }
 
+/// `args` read as a hook's command line, without the paths' variables; `None` when they are
+/// not one. A hook's help lists no variable for the options it takes only from its command
+/// line (decision 0059).
+pub(super) fn read_as_hook(
+    cmd: &clap::Command,
+    args: &[std::ffi::OsString],
+) -> Option<Result<super::Args, clap::Error>> {
+    use clap::FromArgMatches;
+    match without_env(cmd.clone()).try_get_matches_from(args) {
+        Ok(matches) => super::Args::from_arg_matches(&matches)
+            .ok()
+            .filter(|a| a.command.is_hook())
+            .map(Ok),
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp && names_hook(args) => {
+            Some(Err(e))
+        }
+        Err(_) => None,
+    }
+}
+
+/// Whether `args` (with the program's name) name a hook's subcommand, directly or after
+/// `help`: its first word that is no option or a global option's value.
+pub(super) fn names_hook(args: &[std::ffi::OsString]) -> bool {
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    let mut positional = Vec::new();
+    while let Some(word) = words.next() {
+        if matches!(word.as_ref(), "--catalog" | "--db" | "--rules") {
+            words.next();
+        } else if !word.starts_with('-') {
+            positional.push(word.into_owned());
+            if positional.len() == 2 || positional[0] != "help" {
+                break;
+            }
+        }
+    }
+    let sub = match positional.first().map(String::as_str) {
+        Some("help") => positional.get(1).map(String::as_str),
+        other => other,
+    };
+    matches!(sub, Some("hook" | "session-start"))
+}
+
 /// The command line without the paths' variables: how a hook's is read.
 pub(super) fn without_env(command: clap::Command) -> clap::Command {
     let no_env = |arg: clap::Arg| arg.env(None);

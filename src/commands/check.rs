@@ -114,18 +114,19 @@ pub fn run(
             r.target.clone(),
         ),
     };
-    // Which mode decided a refusal, and where the catalog sets each (decision 0060).
-    let mode = outcome.decision.refusal().map(|_| {
+    // Which mode decided a refusal, which setting decided it, and where the catalog sets
+    // each (decision 0060).
+    let mode = outcome.decision.refusal().map(|refusal| {
         let here = match outcome.decision {
             Decision::Refuse(_) => crate::catalog::Mode::Enforce,
             Decision::Pass(_) => crate::catalog::Mode::Report,
         };
         // Said in the text only where the catalog puts something in report mode.
-        let settings = catalog
-            .get()
-            .ok()
-            .filter(|c| !c.modes().all_enforced())
-            .map(|c| c.modes().describe());
+        let loaded = catalog.get().ok().filter(|c| !c.modes().all_enforced());
+        let settings = loaded.map(|c| {
+            let by = refusal.mode(c).by;
+            (c.modes().describe(), by)
+        });
         (here, settings)
     });
     let under_override = match &outcome.decision {
@@ -143,8 +144,14 @@ pub fn run(
             "instead": instead, "message": message,
         });
         let mut object = object;
-        if let Some((here, _)) = &mode {
+        if let Some((here, settings)) = &mode {
             object["mode"] = serde_json::json!(here.as_str());
+            if let Some((_, by)) = settings {
+                object["mode_by"] = serde_json::json!(by.describe());
+                if let Some(module) = by.module() {
+                    object["mode_module"] = serde_json::json!(module);
+                }
+            }
         }
         if let Some(judged) = &under_override {
             object["override"] = match judged {
@@ -177,7 +184,8 @@ pub fn run(
                 crate::catalog::Mode::Enforce => "",
             };
             outln!("mode: {} here{recorded}", here.as_str());
-            if let Some(settings) = settings {
+            if let Some((settings, by)) = settings {
+                outln!("  decided by {}", by.describe());
                 outln!("  the catalog's modes: {settings}");
             }
         }

@@ -1,6 +1,7 @@
 //! `doctor`: the setup an agent would run under, checked as that agent's user would meet
 //! it. Each finding says how to fix it; only what stops the guard working fails.
 
+mod record;
 mod setup;
 mod signers;
 mod trust;
@@ -297,6 +298,7 @@ fn check_record(found: &InForce, report: &mut Report) {
             format!("{who} cannot write it: refusals are not recorded and overrides not honoured; let {who} write {}", db.display())
         },
     );
+    record::check(db, &found.catalog, report);
 }
 
 /// Hardened only when checked for a known, unprivileged user.

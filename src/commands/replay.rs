@@ -8,7 +8,7 @@ use crate::config::Paths;
 use crate::decide::Decision;
 use crate::error::exit;
 use crate::replay::tally::{Refused, Tally, render_csv, render_json, render_table};
-use crate::replay::{self, Source};
+use crate::replay::{self, Met, Source};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -57,13 +57,21 @@ pub fn run(paths: &Paths, given: &[PathBuf], format: Format) -> i32 {
     let mut tally = Tally::default();
     let mut progress = Progress::new();
     for (path, agent) in &sources {
-        let walked = replay::walk(path, *agent, &mut |file| {
-            replay_file(paths, &rules, &catalog, file, &mut tally, &mut progress);
+        let found = replay::walk(path, *agent, &mut |met| match met {
+            Met::Transcript(file) => {
+                replay_file(paths, &rules, &catalog, file, &mut tally, &mut progress);
+            }
+            Met::Unreadable(entry, why) => {
+                let shown = entry.display().to_string();
+                errln!("mesh-guard replay: skipped {shown}: {why}");
+                tally.skipped.push((shown, why));
+            }
         });
-        if let Err(e) = walked {
+        if found == 0 && path.is_dir() {
             let shown = path.display().to_string();
-            errln!("mesh-guard replay: skipped {shown}: {e}");
-            tally.skipped.push((shown, e.to_string()));
+            let looked = replay::looked_for(*agent);
+            errln!("mesh-guard replay: no transcript in {shown} (looked for {looked})");
+            tally.empty.push((shown, looked.to_string()));
         }
     }
     progress.done(&tally);

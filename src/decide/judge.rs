@@ -294,6 +294,25 @@ impl Decision {
     }
 }
 
+impl Refusal {
+    /// Its mode in `catalog` and the setting that decided (decision 0060): a machine's
+    /// refusal reaches, besides the modules on the machine, those its command names.
+    pub fn mode(&self, catalog: &Catalog) -> crate::catalog::Decided {
+        let words: Vec<String> = match self.object {
+            Some(MeshObject::Machine(_)) if !catalog.modes().all_enforced() => self
+                .command
+                .iter()
+                .chain(&self.inner)
+                .chain(self.runs.iter().flatten())
+                .chain(&self.operands)
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        };
+        catalog.mode_naming(self.rule.id(), self.object.as_ref(), &words)
+    }
+}
+
 /// The refusal, when the catalog enforces its rule where it reaches; else kept as the first
 /// one reported (decision 0060), and the walk goes on.
 fn enforced(
@@ -301,7 +320,7 @@ fn enforced(
     refusal: Refusal,
     reported: &mut Option<Refusal>,
 ) -> Option<Decision> {
-    match catalog.mode(refusal.rule.id(), refusal.object.as_ref()) {
+    match refusal.mode(catalog).mode {
         crate::catalog::Mode::Enforce => Some(Decision::Refuse(refusal)),
         crate::catalog::Mode::Report => {
             reported.get_or_insert(refusal);

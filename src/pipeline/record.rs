@@ -37,19 +37,7 @@ pub fn append(paths: &Paths, catalog: &LazyCatalog, row: &Row) -> Result<(), Rec
 /// The stderr note for a refusal that could not be recorded: addressed to the operator, without
 /// host paths (the agent reads it too).
 pub(crate) fn not_recorded(paths: &Paths, e: &RecordError) -> String {
-    let dir = paths
-        .db
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let state = if !dir.is_dir() {
-        "the record's directory is missing"
-    } else {
-        "the record's directory or file is not writable"
-    };
-    format!(
-        "mesh-guard: not recorded: {e} ({state}). Operator: run `mesh-guard doctor`; the next recorded row will note this gap."
-    )
+    crate::record::not_recorded_line(&paths.db, e)
 }
 
 /// What the record shows as the command: the shell command, or the file a tool writes.

@@ -204,6 +204,44 @@ pub fn send(link: &mut Link, row: &Row, prev_hash: &str, record: &Path) -> Resul
     }
 }
 
+/// Sends an event the record could not take, whole, marked not recorded (`cause`: why) and
+/// keyed by `lost`, the key its gap row will carry. The system log is then the only copy
+/// until the gap row is written, and the one the agent cannot erase.
+pub fn send_unrecorded(
+    link: &mut Link,
+    event: &super::Event,
+    record: &Path,
+    cause: &str,
+    lost: &str,
+) -> Result<(), String> {
+    let io = |e: std::io::Error| e.to_string();
+    let summary = unrecorded_summary(event, lost);
+    let fields = || unrecorded_fields(event, record, cause, lost);
+    // A warning whatever the kind: evidence is being lost.
+    const WARNING: u8 = 4;
+    let line = || rfc5424_of(event, &summary, WARNING, fields());
+    match link {
+        Link::Off => Err("forwarding is off (`[record] syslog = \"none\"`)".to_string()),
+        Link::Journald(sock) => sock
+            .send(&journald_of(&summary, WARNING, fields()))
+            .map(drop)
+            .map_err(io),
+        Link::Unix(sock) => sock.send(line().as_bytes()).map(drop).map_err(io),
+        Link::UnixStream(stream) => {
+            let mut msg = line();
+            msg.push('\n');
+            stream.write_all(msg.as_bytes()).map_err(io)
+        }
+        Link::Udp(sock) => sock.send(line().as_bytes()).map(drop).map_err(io),
+        Link::Tcp(stream) => {
+            let msg = line();
+            stream
+                .write_all(format!("{} {msg}", msg.len()).as_bytes())
+                .map_err(io)
+        }
+    }
+}
+
 /// What `doctor` shows about forwarding: the target in force and whether it answers now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForwardingStatus {

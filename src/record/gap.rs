@@ -1,8 +1,11 @@
 //! A write that failed leaves a note outside the record's directory (which may be missing or
-//! unwritable), and the next write that succeeds records a `gap` row from it.
+//! unwritable), and the next write that succeeds records a `gap` row from it: the lost events
+//! whole, bounded (decision 0072).
 //!
-//! The note sits in the temporary directory, keyed by the database path and the user: the agent
-//! could delete it too; the system log holds the events themselves (decision 0011).
+//! The note sits in the user's runtime directory (else the temporary one), keyed by the
+//! database path and the user: the agent can delete it, so it is not the evidence. The system
+//! log is: every lost event goes there whole, marked not recorded, with the key the gap row
+//! names it by, and `audit verify --log` reports a lost event no gap row names.
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -12,8 +15,15 @@ use crate::sha256::Sha256;
 
 use super::{Event, RecordError};
 
-/// At most this much of the notes is carried into the gap row.
-const MAX_NOTE: usize = 4096;
+/// The gap row carries at most this many lost events whole (each field cut at
+/// [`MAX_FIELD`] bytes); past them it counts the rest by kind. The system log has every one
+/// in full.
+pub const MAX_LOST_ROWS: usize = 32;
+/// A lost event's field is cut at this many bytes in the gap row (a command can be megabytes).
+pub const MAX_FIELD: usize = 4096;
+/// Past this size the note keeps only each further event's time, kind and key: the notes of
+/// a record that stays unwritable for days stay small.
+const MAX_NOTE_FILE: u64 = 1024 * 1024;
 
 fn note_path(db: &Path) -> PathBuf {
     side_path(db, "gap")
@@ -37,41 +47,124 @@ pub(crate) fn side_path(db: &Path, what: &str) -> PathBuf {
     base.join(format!("mesh-guard-{what}-{uid}-{key}"))
 }
 
-/// Notes that `event` could not be recorded. Best effort: this runs when things are failing.
-pub(crate) fn note(db: &Path, event: &Event, error: &RecordError) {
-    let line = format!(
-        "{} {} not recorded ({}): {}\n",
-        crate::time::format_time(event.time_ms, true),
-        event.kind,
-        event.rule,
-        error
-    );
+/// The key of a lost event, which its system-log copy (`LOST`) and its gap row both carry:
+/// 16 hex digits of a digest of its time, kind, session, tool call and command.
+pub(crate) fn lost_key(event: &Event) -> String {
+    let mut text = Vec::new();
+    for part in [
+        event.time_ms.to_string().as_str(),
+        event.kind.as_str(),
+        &event.session_id,
+        &event.tool_use_id,
+        &event.command,
+    ] {
+        text.extend_from_slice(&(part.len() as u64).to_le_bytes());
+        text.extend_from_slice(part.as_bytes());
+    }
+    super::chain::hex(&Sha256::digest(&text)[..8])
+}
+
+/// `text` cut at `max` bytes on a character boundary, the cut marked.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// Notes that `event` could not be recorded (`cause`, `error`), and whether the system log
+/// took it (`forwarded`): one JSON line, the whole row, for the gap row the next write adds.
+/// Best effort: this runs when things are failing.
+pub(crate) fn note(
+    db: &Path,
+    event: &Event,
+    error: &RecordError,
+    cause: &str,
+    forwarded: &Result<(), String>,
+) {
+    let path = note_path(db);
+    let small = std::fs::symlink_metadata(&path).map_or(true, |m| m.len() < MAX_NOTE_FILE);
+    let key = lost_key(event);
+    let time = crate::time::format_time(event.time_ms, true);
+    let line = if small {
+        let f = |t: &str| cut(t, MAX_FIELD);
+        serde_json::json!({
+            "time": time, "kind": event.kind.as_str(), "lost": key,
+            "cause": cause, "error": error.to_string(),
+            "system_log": match forwarded { Ok(()) => "sent".to_string(), Err(e) => format!("not sent: {e}") },
+            "agent": f(&event.agent), "session": f(&event.session_id),
+            "tool_use_id": f(&event.tool_use_id), "cwd": f(&event.cwd),
+            "command": f(&event.command), "rule": f(&event.rule), "target": f(&event.target),
+            "tools": event.tools.iter().map(|t| f(t)).collect::<Vec<_>>(),
+            "shape": f(&event.shape), "scope": f(&event.scope), "reason": f(&event.reason),
+        })
+    } else {
+        serde_json::json!({"time": time, "kind": event.kind.as_str(), "lost": key, "cause": cause})
+    };
     if let Ok(mut f) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
         .custom_flags(super::anchor::O_NOFOLLOW)
-        .open(note_path(db))
+        .open(path)
     {
-        let _ = f.write_all(line.as_bytes());
+        let _ = f.write_all(format!("{line}\n").as_bytes());
     }
 }
 
-/// The notes waiting to be recorded, if any.
+/// The notes waiting to be recorded, as the gap row's reason: a first line that counts them,
+/// then the first [`MAX_LOST_ROWS`] events whole, one JSON object a line, then the others
+/// counted by kind.
 pub(crate) fn pending(db: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(note_path(db)).ok()?;
-    if text.trim().is_empty() {
+    use std::io::BufRead;
+    let file = std::fs::File::open(note_path(db)).ok()?;
+    let mut kept = Vec::new();
+    let mut rest: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut count = 0u64;
+    // Bounded as it is read: a note is at most about MAX_NOTE_FILE plus one line.
+    for line in std::io::BufReader::new(file)
+        .split(b'\n')
+        .map_while(Result::ok)
+    {
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        count += 1;
+        if kept.len() < MAX_LOST_ROWS {
+            kept.push(cut(text, 16 * MAX_FIELD));
+        } else {
+            let kind = serde_json::from_str::<serde_json::Value>(text)
+                .ok()
+                .and_then(|v| v["kind"].as_str().map(str::to_string))
+                .unwrap_or_else(|| "unknown".into());
+            *rest.entry(kind).or_default() += 1;
+        }
+    }
+    if count == 0 {
         return None;
     }
-    let count = text.lines().count();
-    let mut kept: String = text.chars().take(MAX_NOTE).collect();
-    if kept.len() < text.len() {
-        kept.push('…');
+    let mut out = format!(
+        "{count} event(s) could not be recorded before this row (the system log has each whole, marked RECORDED=no, by its key `lost`):"
+    );
+    for line in kept {
+        out.push('\n');
+        out.push_str(&line);
     }
-    Some(format!(
-        "{count} event(s) could not be recorded before this row:\n{}",
-        kept.trim_end()
-    ))
+    if !rest.is_empty() {
+        let counted: Vec<String> = rest.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        out.push_str(&format!(
+            "\n… and {} more, not kept here (past {MAX_LOST_ROWS}): {}",
+            count - MAX_LOST_ROWS as u64,
+            counted.join(", ")
+        ));
+    }
+    Some(out)
 }
 
 pub(crate) fn clear(db: &Path) {

@@ -11,6 +11,7 @@ mod error;
 mod event;
 pub mod forward;
 mod gap;
+pub mod health;
 pub mod logcheck;
 mod memory;
 mod modes;
@@ -40,6 +41,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 pub use chain::{Breach, Verification};
 pub use error::RecordError;
 pub use forward::{ForwardingStatus, Target, forwarding_status};
+pub use gap::{MAX_FIELD, MAX_LOST_ROWS};
+pub use health::{Cause, not_recorded_line};
 pub use modes::mode_findings;
 
 /// How long a writer waits for another writer's lock before giving up. Hooks run concurrently

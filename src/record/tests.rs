@@ -215,7 +215,13 @@ fn one_append_links_a_gap_row_and_its_event_and_anchors_the_chain() {
         path: path.clone(),
         cause: "disk full".into(),
     };
-    gap::note(&path, &sample(Kind::Refusal, "ssh orion"), &failed);
+    gap::note(
+        &path,
+        &sample(Kind::Refusal, "ssh orion"),
+        &failed,
+        "failed",
+        &Ok(()),
+    );
     let id = store.append(&sample(Kind::Refusal, "ssh vega")).unwrap();
     assert_eq!(id, 3, "the gap row first, then the event");
     assert_eq!((anchor_of().id, anchor_of().count), (3, 3));
@@ -364,7 +370,13 @@ fn a_gap_row_and_its_event_get_consecutive_ids_and_move_the_sequence() {
         path: path.clone(),
         cause: "disk full".into(),
     };
-    gap::note(&path, &sample(Kind::Refusal, "ssh atlas 2"), &failed);
+    gap::note(
+        &path,
+        &sample(Kind::Refusal, "ssh atlas 2"),
+        &failed,
+        "failed",
+        &Ok(()),
+    );
     let id = store.append(&sample(Kind::Refusal, "ssh atlas 3")).unwrap();
     assert_eq!(id, 3);
     let rows = store.rows_after(0).unwrap();

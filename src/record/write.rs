@@ -63,7 +63,17 @@ fn record_then(
         appended
     });
     if let Err(e) = &result {
-        gap::note(db, event, e);
+        // Not lost: the system log takes the whole row, marked not recorded (decision 0072).
+        let cause = super::health::cause_of(db, e);
+        let said = format!("{} ({})", cause.as_str(), e.detail());
+        let key = gap::lost_key(event);
+        let forwarded = if unreachable.is_empty() {
+            forward::send_unrecorded(&mut link, event, db, &said, &key)
+        } else {
+            Err(unreachable.clone())
+        };
+        super::health::lost_forwarded(forwarded.is_ok());
+        gap::note(db, event, e, cause.as_str(), &forwarded);
     }
     result.map(|mut a| {
         if !unreachable.is_empty() {

@@ -59,28 +59,144 @@ fn named_like(agent: &str, path: &Path) -> bool {
     }
 }
 
+/// What the walk meets: a transcript to read, or an entry it cannot read, with why.
+pub enum Met<'a> {
+    Transcript(&'a Path),
+    Unreadable(&'a Path, String),
+}
+
 /// Every transcript under `path` in sorted order, given to `each` one at a time: the file
 /// itself, or the `*.jsonl` files under a directory (only those `agent` names so, in an
-/// agent's own directory). Symbolic links to directories are not followed (no loops).
-pub fn walk(path: &Path, agent: Option<&str>, each: &mut dyn FnMut(&Path)) -> std::io::Result<()> {
-    if !std::fs::metadata(path)?.is_dir() {
-        each(path);
-        return Ok(());
+/// agent's own directory). Only regular files are transcripts: a FIFO, a device or a socket
+/// is never opened (one would block or never end), and is named when given or named like a
+/// transcript. Every entry that cannot be read is named: a directory that cannot be listed,
+/// a link that loops, a link back to a directory the walk is in. Links to directories are
+/// followed, each directory read once. Returns how many transcripts it gave.
+pub fn walk(path: &Path, agent: Option<&str>, each: &mut dyn FnMut(Met)) -> u64 {
+    let mut walk = Walk {
+        agent: agent.unwrap_or("any"),
+        read: std::collections::HashSet::new(),
+        open: Vec::new(),
+        found: 0,
+        each,
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => walk.dir(path, &meta),
+        Ok(meta) => walk.file(path, &meta, true),
+        Err(e) => (walk.each)(Met::Unreadable(path, cannot(&e))),
     }
-    let mut entries: Vec<(PathBuf, bool)> = std::fs::read_dir(path)?
-        .filter_map(Result::ok)
-        .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
-        .collect();
-    entries.sort();
-    for (entry, is_dir) in entries {
-        if is_dir {
-            // A directory that cannot be read is left out, as `find` would go on.
-            let _ = walk(&entry, agent, each);
-        } else if named_like(agent.unwrap_or("any"), &entry) {
-            each(&entry);
+    walk.found
+}
+
+struct Walk<'e, 'f> {
+    agent: &'e str,
+    /// Directories read, by device and inode: each is read once.
+    read: std::collections::HashSet<(u64, u64)>,
+    /// The directories the walk is in, outermost first: a link back to one is a loop.
+    open: Vec<((u64, u64), PathBuf)>,
+    found: u64,
+    each: &'f mut dyn FnMut(Met),
+}
+
+impl Walk<'_, '_> {
+    fn file(&mut self, path: &Path, meta: &std::fs::Metadata, given: bool) {
+        if meta.is_file() {
+            if given || named_like(self.agent, path) {
+                self.found += 1;
+                (self.each)(Met::Transcript(path));
+            }
+        } else if given || named_like(self.agent, path) {
+            let why = format!("{}, not a regular file: not opened", kind(meta));
+            (self.each)(Met::Unreadable(path, why));
         }
     }
-    Ok(())
+
+    fn dir(&mut self, path: &Path, meta: &std::fs::Metadata) {
+        use std::os::unix::fs::MetadataExt;
+        let id = (meta.dev(), meta.ino());
+        if let Some((_, outer)) = self.open.iter().find(|(open, _)| *open == id) {
+            let why = format!("a link back to {}: a loop, not followed", outer.display());
+            (self.each)(Met::Unreadable(path, why));
+            return;
+        }
+        if !self.read.insert(id) {
+            return;
+        }
+        let listing = match std::fs::read_dir(path) {
+            Ok(listing) => listing,
+            Err(e) => {
+                let why = format!("the directory cannot be read: {}", cannot(&e));
+                (self.each)(Met::Unreadable(path, why));
+                return;
+            }
+        };
+        let mut entries = Vec::new();
+        for entry in listing {
+            match entry {
+                Ok(entry) => entries.push(entry.path()),
+                Err(e) => {
+                    let why = format!("an entry cannot be read: {}", cannot(&e));
+                    (self.each)(Met::Unreadable(path, why));
+                }
+            }
+        }
+        entries.sort();
+        self.open.push((id, path.to_path_buf()));
+        for entry in entries {
+            // A link is followed to what it names; what it names decides.
+            match std::fs::metadata(&entry) {
+                Ok(meta) if meta.is_dir() => self.dir(&entry, &meta),
+                Ok(meta) => self.file(&entry, &meta, false),
+                // A dangling link is no transcript unless named like one; a loop of links
+                // could have been anything.
+                Err(e)
+                    if named_like(self.agent, &entry)
+                        || e.raw_os_error() == Some(libc::ELOOP)
+                        || e.kind() == std::io::ErrorKind::PermissionDenied =>
+                {
+                    (self.each)(Met::Unreadable(&entry, cannot(&e)));
+                }
+                Err(_) => {}
+            }
+        }
+        self.open.pop();
+    }
+}
+
+/// Which files of a directory are `agent`'s transcripts, for "no transcript in …".
+pub fn looked_for(agent: Option<&str>) -> &'static str {
+    match agent {
+        Some("codex") => "rollout-*.jsonl files, in it and below",
+        Some("gemini") => "session-*.jsonl files, in it and below",
+        Some("copilot") => "events.jsonl files, in it and below",
+        _ => "*.jsonl files, in it and below",
+    }
+}
+
+/// What a file that is not a regular one is, for the warning.
+fn kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else {
+        "not a file"
+    }
+}
+
+/// An I/O error as the warning says it.
+fn cannot(e: &std::io::Error) -> String {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        "a loop of symbolic links".to_string()
+    } else {
+        e.to_string()
+    }
 }
 
 /// What reading one transcript came to.
@@ -92,9 +208,23 @@ pub struct Read1 {
     pub damaged: u64,
 }
 
-/// Reads the transcript at `path` line by line, giving each shell command to `each`.
+/// Reads the transcript at `path` line by line, giving each shell command to `each`. Opened
+/// without blocking and checked once open: a file swapped for a FIFO or a device after the
+/// walk looked is refused, not waited on or read for ever.
 pub fn read(path: &Path, each: &mut dyn FnMut(Found)) -> std::io::Result<Read1> {
-    read_from(std::fs::File::open(path)?, each)
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(format!(
+            "{}, not a regular file: not read",
+            kind(&meta)
+        )));
+    }
+    read_from(file, each)
 }
 
 pub fn read_from(source: impl Read, each: &mut dyn FnMut(Found)) -> std::io::Result<Read1> {

@@ -49,6 +49,8 @@ pub struct Tally {
     pub skipped: Vec<(String, String)>,
     /// Transcripts read with lines that could not be: how many.
     pub damaged: Vec<(String, u64)>,
+    /// Directories with no transcript, and what was looked for.
+    pub empty: Vec<(String, String)>,
 }
 
 impl Tally {
@@ -137,6 +139,7 @@ pub fn render_json(t: &Tally) -> String {
         "examples": examples,
         "skipped": t.skipped.iter().map(|(f, why)| json!({"file": f, "why": why})).collect::<Vec<_>>(),
         "damaged": t.damaged.iter().map(|(f, n)| json!({"file": f, "lines": n})).collect::<Vec<_>>(),
+        "empty": t.empty.iter().map(|(d, looked)| json!({"directory": d, "looked_for": looked})).collect::<Vec<_>>(),
     });
     let mut out =
         crate::audit::json_escaped(serde_json::to_string_pretty(&object).unwrap_or_default());
@@ -144,10 +147,11 @@ pub fn render_json(t: &Tally) -> String {
     out
 }
 
-/// One row per figure: `section,name,count,agent,session,time,command`.
+/// One row per figure: `section,name,count,agent,session,time,file,mode,command,reason`;
+/// a row fills the columns it has (an example its file and mode, a skipped file its reason).
 pub fn render_csv(t: &Tally) -> String {
     let mut out = String::new();
-    let mut line = |fields: [&str; 7]| {
+    let mut line = |fields: [&str; 10]| {
         let quoted: Vec<String> = fields
             .iter()
             .map(|f| {
@@ -164,15 +168,19 @@ pub fn render_csv(t: &Tally) -> String {
         out.push_str("\r\n");
     };
     line([
-        "section", "name", "count", "agent", "session", "time", "command",
+        "section", "name", "count", "agent", "session", "time", "file", "mode", "command", "reason",
     ]);
+    let count = |section: &'static str, name: &str, n: u64| {
+        [section, name, &n.to_string(), "", "", "", "", "", "", ""].map(str::to_string)
+    };
+    let mut rows: Vec<[String; 10]> = Vec::new();
     for (name, n) in [
         ("files", t.files),
         ("commands", t.commands),
         ("would-refuse", t.would_refuse),
         ("reported", t.reported),
     ] {
-        line(["summary", name, &n.to_string(), "", "", "", ""]);
+        rows.push(count("summary", name, n));
     }
     for (section, counts) in [
         ("agent", &t.by_agent),
@@ -182,8 +190,11 @@ pub fn render_csv(t: &Tally) -> String {
         ("tool", &t.tools),
     ] {
         for (name, n) in ranked(counts) {
-            line([section, name, &n.to_string(), "", "", "", ""]);
+            rows.push(count(section, name, n));
         }
+    }
+    for row in &rows {
+        line(row.each_ref().map(String::as_str));
     }
     for e in &t.examples {
         let name = format!("{} {}", e.rule, e.target);
@@ -195,11 +206,33 @@ pub fn render_csv(t: &Tally) -> String {
             f.agent,
             &f.session,
             &f.time,
+            &e.file,
+            e.mode,
             &f.command,
+            "",
         ]);
     }
     for (file, why) in &t.skipped {
-        line(["skipped", file, "", "", "", "", why]);
+        line(["skipped", file, "", "", "", "", file, "", "", why]);
+    }
+    for (file, n) in &t.damaged {
+        let why = "lines not JSON, or too long";
+        line([
+            "damaged",
+            file,
+            &n.to_string(),
+            "",
+            "",
+            "",
+            file,
+            "",
+            "",
+            why,
+        ]);
+    }
+    for (dir, looked) in &t.empty {
+        let why = format!("no transcript: looked for {looked}");
+        line(["empty", dir, "", "", "", "", dir, "", "", &why]);
     }
     out
 }
@@ -262,9 +295,13 @@ pub fn render_table(t: &Tally) -> String {
         }
     }
     for (file, why) in &t.skipped {
-        out.push_str(&format!("\nskipped {file}: {why}"));
+        out.push_str(&format!("\nskipped {}: {}", one_line(file), one_line(why)));
     }
-    if !t.skipped.is_empty() {
+    for (dir, looked) in &t.empty {
+        let dir = one_line(dir);
+        out.push_str(&format!("\nno transcript in {dir} (looked for {looked})"));
+    }
+    if !t.skipped.is_empty() || !t.empty.is_empty() {
         out.push('\n');
     }
     out
@@ -276,8 +313,19 @@ fn plural(n: u64) -> &'static str {
 
 /// Text on one line, cut at 160 characters, without the control and bidirectional
 /// characters a transcript could use to rewrite the operator's terminal.
+/// A newline, a carriage return and a tab are shown escaped (`\n`), so a command's lines
+/// stay apart.
 fn one_line(text: &str) -> String {
-    let clean = crate::audit::clean(text);
+    let escaped = if text.contains(['\n', '\r', '\t']) {
+        std::borrow::Cow::Owned(
+            text.replace('\n', "\\n")
+                .replace('\r', "\\r")
+                .replace('\t', "\\t"),
+        )
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
+    let clean = crate::audit::clean(&escaped);
     let mut line: String = clean.chars().take(160).collect();
     if clean.chars().count() > 160 {
         line.push('…');
@@ -314,5 +362,7 @@ mod tests {
             "{table:?}"
         );
         assert!(table.contains("ssh atlas"), "{table}");
+        // The newline is shown as one, not turned into a space.
+        assert!(table.contains("\\nrm -rf x"), "{table}");
     }
 }

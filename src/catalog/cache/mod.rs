@@ -37,7 +37,7 @@ use std::time::Duration;
 
 const MAGIC: &[u8; 8] = b"MGIDX\0\0\n";
 /// Bump on any change to the layout or to what an entry means.
-const FORMAT: u32 = 6;
+const FORMAT: u32 = 7;
 const PREFIX: u64 = 8 + 4 + 4 + 8;
 const DIR_ENTRY: u64 = 8 + 4 + 8;
 /// A file changed this recently may change again within the same timestamp tick (file

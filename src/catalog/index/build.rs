@@ -171,6 +171,7 @@ pub(crate) fn build(
             }
         }
     }
+    index.ranges.modes.keep_unset(&index.modules);
     if !b.errors.is_empty() {
         if !b.duplicates.is_empty() {
             say_first_definitions(sources, &mut b.errors, &b.duplicates);

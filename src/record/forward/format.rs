@@ -22,9 +22,9 @@ pub(crate) fn fields<'a>(
     row: &'a Row,
     prev_hash: &'a str,
     record: &'a Path,
-) -> [(&'static str, String); 12] {
+) -> Vec<(&'static str, String)> {
     let e = &row.event;
-    [
+    vec![
         ("ID", row.id.to_string()),
         ("KIND", e.kind.as_str().to_string()),
         ("RULE", e.rule.clone()),
@@ -37,14 +37,58 @@ pub(crate) fn fields<'a>(
         ("AGENT", e.agent.clone()),
         ("USER", e.user.clone()),
         // Absolute, so `verify --log` run from anywhere finds this record's events.
-        (
-            "RECORD",
-            std::path::absolute(record)
-                .unwrap_or_else(|_| record.to_path_buf())
-                .display()
-                .to_string(),
-        ),
+        ("RECORD", absolute(record)),
     ]
+}
+
+fn absolute(record: &Path) -> String {
+    std::path::absolute(record)
+        .unwrap_or_else(|_| record.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// An event the record could not take: its whole row but no id or hash (it is in no chain,
+/// so `audit verify --log` does not look for it in the record), marked `RECORDED=no`, with
+/// why (`NOT_RECORDED`) and the key its gap row names it by (`LOST`).
+pub(crate) fn unrecorded_fields(
+    e: &crate::record::Event,
+    record: &Path,
+    cause: &str,
+    lost: &str,
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("RECORDED", "no".to_string()),
+        ("NOT_RECORDED", cause.to_string()),
+        ("LOST", lost.to_string()),
+        ("KIND", e.kind.as_str().to_string()),
+        ("TIME", crate::time::format_time(e.time_ms, true)),
+        ("RULE", e.rule.clone()),
+        ("TARGET", e.target.clone()),
+        ("SESSION", e.session_id.clone()),
+        ("TOOL_USE_ID", e.tool_use_id.clone()),
+        ("COMMAND", e.command.clone()),
+        ("TOOLS", serde_json::to_string(&e.tools).unwrap_or_default()),
+        ("SHAPE", e.shape.clone()),
+        ("REASON", e.reason.clone()),
+        ("AGENT", e.agent.clone()),
+        ("USER", e.user.clone()),
+        ("CWD", e.cwd.clone()),
+        ("SCOPE", e.scope.clone()),
+        ("RECORD", absolute(record)),
+    ]
+}
+
+/// The message of an unrecorded event: no `id=`, so no reader of the log takes it for a row.
+pub(crate) fn unrecorded_summary(e: &crate::record::Event, lost: &str) -> String {
+    let mut s = format!("mesh-guard {} not-recorded lost={lost}", e.kind);
+    if !e.rule.is_empty() {
+        s.push_str(&format!(" rule={}", header_word(&e.rule)));
+    }
+    if !e.target.is_empty() {
+        s.push_str(&format!(" target={}", header_word(&e.target)));
+    }
+    s
 }
 
 /// The free-text message. It repeats the id and hashes as `key=value` words because syslog
@@ -68,7 +112,20 @@ pub(crate) fn summary(row: &Row, prev_hash: &str) -> String {
 /// journald's native protocol: `KEY=value` lines, or for a value holding a newline,
 /// `KEY`, newline, its length as 64-bit little-endian, the value, newline.
 pub(crate) fn journald(row: &Row, prev_hash: &str, record: &Path) -> Vec<u8> {
-    let mut out = Vec::with_capacity(512 + row.event.command.len());
+    journald_of(
+        &summary(row, prev_hash),
+        severity(row),
+        fields(row, prev_hash, record),
+    )
+}
+
+pub(crate) fn journald_of(
+    summary: &str,
+    severity: u8,
+    fields: Vec<(&'static str, String)>,
+) -> Vec<u8> {
+    let size: usize = fields.iter().map(|(k, v)| k.len() + v.len() + 24).sum();
+    let mut out = Vec::with_capacity(256 + size);
     let mut field = |key: &str, value: &str| {
         if value.contains('\n') {
             out.extend_from_slice(key.as_bytes());
@@ -82,11 +139,11 @@ pub(crate) fn journald(row: &Row, prev_hash: &str, record: &Path) -> Vec<u8> {
         }
         out.push(b'\n');
     };
-    field("MESSAGE", &summary(row, prev_hash));
-    field("PRIORITY", &severity(row).to_string());
+    field("MESSAGE", summary);
+    field("PRIORITY", &severity.to_string());
     field("SYSLOG_FACILITY", &FACILITY.to_string());
     field("SYSLOG_IDENTIFIER", "mesh-guard");
-    for (k, v) in fields(row, prev_hash, record) {
+    for (k, v) in fields {
         field(&format!("MESH_GUARD_{k}"), &v);
     }
     out
@@ -94,15 +151,28 @@ pub(crate) fn journald(row: &Row, prev_hash: &str, record: &Path) -> Vec<u8> {
 
 /// One RFC 5424 message: header, the row's fields as structured data, a short summary.
 pub(crate) fn rfc5424(row: &Row, prev_hash: &str, record: &Path) -> String {
-    let e = &row.event;
-    let pri = u16::from(FACILITY) * 8 + u16::from(severity(row));
+    rfc5424_of(
+        &row.event,
+        &summary(row, prev_hash),
+        severity(row),
+        fields(row, prev_hash, record),
+    )
+}
+
+pub(crate) fn rfc5424_of(
+    e: &crate::record::Event,
+    summary: &str,
+    severity: u8,
+    fields: Vec<(&'static str, String)>,
+) -> String {
+    let pri = u16::from(FACILITY) * 8 + u16::from(severity);
     let host = if e.host.is_empty() {
         "-".to_string()
     } else {
         header_word(&e.host)
     };
     let mut sd = format!("[{SD_ID}");
-    for (k, v) in fields(row, prev_hash, record) {
+    for (k, v) in fields {
         sd.push(' ');
         sd.push_str(&k.to_ascii_lowercase());
         sd.push_str("=\"");
@@ -115,7 +185,7 @@ pub(crate) fn rfc5424(row: &Row, prev_hash: &str, record: &Path) -> String {
         crate::time::format_time(e.time_ms, true),
         std::process::id(),
         e.kind.as_str(),
-        summary(row, prev_hash)
+        summary
     )
 }
 
