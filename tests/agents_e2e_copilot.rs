@@ -179,7 +179,7 @@ fn copilot_cli_blocks_a_mesh_command_tells_the_model_why_and_runs_a_harmless_one
     let told = told_the_model(&run.api);
     assert_eq!(told.len(), 2, "{told:?}\n{context}");
     assert!(
-        told[0].starts_with("Denied by preToolUse hook: Use the mesh's own tool instead"),
+        told[0].starts_with("Denied by preToolUse hook: Decided by mesh-guard, not an error"),
         "{told:?}"
     );
     assert!(told[0].contains("mesh exec atlas"), "{told:?}");

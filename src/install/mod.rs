@@ -120,7 +120,7 @@ pub fn settings_file(agent: &str, scope: Scope) -> Result<PathBuf, String> {
 /// into one (docs/agents/hook-spec.md).
 fn fail_closed_command(prefix: &str, agent: &str) -> String {
     format!(
-        "{prefix} hook --agent {agent} || {{ s=$?; [ \"$s\" -eq 2 ] || echo \"mesh-guard failed (exit $s); command refused\" >&2; exit 2; }}"
+        "{prefix} hook --agent {agent} || {{ s=$?; [ \"$s\" -eq 2 ] || echo \"Decided by mesh-guard, not an error: do not retry or work round it. Tell the operator: mesh-guard could not run (exit $s), so it refuses every command until it can.\" >&2; exit 2; }}"
     )
 }
 
