@@ -217,7 +217,9 @@ fn other_agents_get_the_configuration_their_page_documents() {
         ("copilot", ".copilot/hooks/mesh-guard.json", 0),
         ("cursor", ".cursor/hooks.json", 1),
     ] {
+        // No record given: the page's commands name none.
         let out = guard(home.path())
+            .env_remove("MESH_GUARD_DB")
             .args(["install", agent])
             .output()
             .unwrap();
@@ -230,6 +232,7 @@ fn other_agents_get_the_configuration_their_page_documents() {
                 .unwrap();
         assert_eq!(as_documented, doc_json(agent, block), "{agent}");
         let out = guard(home.path())
+            .env_remove("MESH_GUARD_DB")
             .args(["install", agent])
             .output()
             .unwrap();
@@ -248,18 +251,6 @@ fn other_agents_get_the_configuration_their_page_documents() {
         assert!(
             !left.to_string().contains("mesh-guard"),
             "{agent}: uninstall left {left}"
-        );
-
-        let out = guard(home.path())
-            .args(["install", agent, "--scope", "managed"])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-        assert_eq!(
-            String::from_utf8_lossy(&out.stderr).trim(),
-            format!(
-                "error: the managed scope for {agent} is not supported yet, see docs/agents/{agent}.md for its system-wide hook configuration"
-            )
         );
     }
     let out = guard(home.path())
@@ -327,10 +318,11 @@ fn managed_scope_installs_root_owned_system_files_and_names_them_in_the_hook() {
     assert_eq!(
         command,
         format!(
-            "{} --catalog {} --rules {} hook --agent claude || exit 2",
+            "{} --catalog {} --rules {} --db {} hook --agent claude || exit 2",
             sys_bin.display(),
             system.join("catalog.toml").display(),
-            system.join("rules").display()
+            system.join("rules").display(),
+            home.path().join("audit.db").display()
         )
     );
     assert_eq!(

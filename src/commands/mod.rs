@@ -18,6 +18,11 @@ use crate::cli::{Args, CatalogAction, Command};
 use crate::config::Paths;
 
 pub fn run(args: Args) -> i32 {
+    let given = crate::install::Given {
+        catalog: args.catalog.clone(),
+        db: args.db.clone(),
+        rules: args.rules.clone(),
+    };
     let paths = Paths::resolve(args.catalog, args.db, args.rules);
     match args.command {
         Command::Hook { agent, mcp } => hook::run(&paths, agent, crate::app::hints(mcp)),
@@ -43,8 +48,8 @@ pub fn run(args: Args) -> i32 {
         Command::Catalog {
             action: CatalogAction::Compile,
         } => catalog::compile(&paths),
-        Command::Install(install) => crate::install::install(&paths, &install.request()),
-        Command::Uninstall(install) => crate::install::uninstall(&install.request()),
+        Command::Install(install) => crate::install::install(&paths, &install.request(given)),
+        Command::Uninstall(install) => crate::install::uninstall(&install.request(given)),
         Command::Override {
             action: crate::cli::OverrideAction::Grant(grant),
         } => override_grant::run(&paths, &grant),

@@ -66,14 +66,14 @@ pub fn doc_block(doc: &str, lang: &str, n: usize) -> String {
 /// command line: a hook takes its paths from there, never from its environment
 /// (decision 0059), and this home is not the account's.
 pub fn with_guard_paths(block: &str, db: &Path) -> String {
-    block.replace(
-        "mesh-guard hook",
-        &format!(
-            "mesh-guard --catalog {} --db {} hook",
-            root().join("examples/catalog.toml").display(),
-            db.display()
-        ),
-    )
+    let options = format!(
+        "mesh-guard --catalog {} --db {}",
+        root().join("examples/catalog.toml").display(),
+        db.display()
+    );
+    block
+        .replace("mesh-guard hook", &format!("{options} hook"))
+        .replace("mesh-guard session-start", &format!("{options} session-start"))
 }
 
 /// One request the CLI made to the fake API.
