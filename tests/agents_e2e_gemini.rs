@@ -166,7 +166,9 @@ fn gemini_cli_with_the_guard_missing_blocks_every_shell_call_through_the_launche
     for response in &run.responses {
         let error = response["error"].as_str().unwrap_or_default();
         assert!(
-            error.contains("mesh-guard could not run (exit 127), so it refuses every command until it can."),
+            error.contains(
+                "mesh-guard could not run (exit 127), so it refuses every command until it can."
+            ),
             "{response:?}"
         );
     }

@@ -468,3 +468,61 @@ fn doctor_fails_when_no_agent_has_the_hooks() {
         "{report:#}"
     );
 }
+
+/// The README's own user-level setup: hooks naming a bare `mesh-guard`, the binary on the
+/// agent's `PATH`. Doctor looks the name up as the agent's shell would (its own `PATH` stands
+/// in for the agent's) and, with no plugin installed, does not judge the plugin's launcher.
+#[test]
+fn doctor_finds_a_bare_mesh_guard_on_path_as_the_agent_would() {
+    let home = tempfile::tempdir().unwrap();
+    let bin_dir = home.path().join("tools");
+    fs::create_dir_all(&bin_dir).unwrap();
+    fs::copy(bin(), bin_dir.join("mesh-guard")).unwrap();
+    let settings = home.path().join(".claude/settings.json");
+    fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let readme =
+        fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let block = readme
+        .split("```json\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    fs::write(&settings, block).unwrap();
+    let findings = |path: &str| {
+        let out = guard(home.path())
+            .env("PATH", path)
+            .arg("--catalog")
+            .arg(example_catalog())
+            .args(["doctor", "--json"])
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).expect(&text(&out));
+        (out.status.code(), report)
+    };
+    let on_path = format!("{}:/usr/bin:/bin", bin_dir.display());
+    let (code, report) = findings(&on_path);
+    assert_eq!(code, Some(0), "{report:#}");
+    assert_eq!(report["sound"], true, "{report:#}");
+    assert!(
+        !report.to_string().contains("launcher finds no mesh-guard"),
+        "{report:#}"
+    );
+
+    // Not on PATH: the hook would run nothing (exit 127), which doctor says plainly.
+    let (code, report) = findings("/usr/bin:/bin");
+    assert_eq!(code, Some(1), "{report:#}");
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["level"] == "fail"
+                && f["what"]
+                    .as_str()
+                    .unwrap()
+                    .contains("`mesh-guard`, which is in no directory of PATH")),
+        "{report:#}"
+    );
+}

@@ -136,7 +136,11 @@ fn commands(doc: &Value) -> Vec<(String, String)> {
         for group in groups.as_array().into_iter().flatten() {
             let inner = group["hooks"].as_array().cloned().unwrap_or_default();
             for hook in inner.iter().chain(Some(group)) {
-                if let Some(c) = hook.get("command").or(hook.get("bash")).and_then(Value::as_str) {
+                if let Some(c) = hook
+                    .get("command")
+                    .or(hook.get("bash"))
+                    .and_then(Value::as_str)
+                {
                     found.push((event.clone(), c.to_string()));
                 }
             }
@@ -149,9 +153,13 @@ fn commands(doc: &Value) -> Vec<(String, String)> {
 fn existing(agent: &str) -> Value {
     let other = "/opt/audit/log-tool-use";
     match agent {
-        "copilot" => json!({"version": 1, "hooks": {"postToolUse": [{"type": "command", "bash": other}]}}),
+        "copilot" => {
+            json!({"version": 1, "hooks": {"postToolUse": [{"type": "command", "bash": other}]}})
+        }
         "cursor" => json!({"version": 1, "hooks": {"afterFileEdit": [{"command": other}]}}),
-        _ => json!({"model": "house-model", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": other}]}]}}),
+        _ => {
+            json!({"model": "house-model", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": other}]}]}})
+        }
     }
 }
 
@@ -160,7 +168,11 @@ fn backups(path: &Path) -> usize {
     fs::read_dir(path.parent().unwrap())
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("{name}.bak-")))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{name}.bak-"))
+        })
         .count()
 }
 
@@ -195,9 +207,14 @@ fn every_agent_at_every_scope_round_trips_and_names_what_it_was_given() {
                 all.iter().any(|(_, c)| c == "/opt/audit/log-tool-use"),
                 "{context}: the other hook kept: {doc:#}"
             );
-            let ours: Vec<&(String, String)> =
-                all.iter().filter(|(_, c)| c.contains("mesh-guard")).collect();
-            let hooks = ours.iter().filter(|(_, c)| c.contains(" hook --agent ")).count();
+            let ours: Vec<&(String, String)> = all
+                .iter()
+                .filter(|(_, c)| c.contains("mesh-guard"))
+                .collect();
+            let hooks = ours
+                .iter()
+                .filter(|(_, c)| c.contains(" hook --agent "))
+                .count();
             let starts = ours
                 .iter()
                 .filter(|(_, c)| c.contains(" session-start --agent "))
@@ -251,7 +268,11 @@ fn every_agent_at_every_scope_round_trips_and_names_what_it_was_given() {
             let written = fs::read(&file).unwrap();
             let out = s.guard(&args);
             assert_eq!(out.status.code(), Some(0), "{context}: {}", text(&out));
-            assert_eq!(fs::read(&file).unwrap(), written, "{context}: not idempotent");
+            assert_eq!(
+                fs::read(&file).unwrap(),
+                written,
+                "{context}: not idempotent"
+            );
             assert_eq!(backups(&file), 1, "{context}");
 
             let mut undo = vec!["uninstall", agent, "--scope", scope];
@@ -262,7 +283,9 @@ fn every_agent_at_every_scope_round_trips_and_names_what_it_was_given() {
             assert_eq!(out.status.code(), Some(0), "{context}: {}", text(&out));
             let left = read(&file);
             assert!(
-                commands(&left).iter().all(|(_, c)| !c.contains("mesh-guard")),
+                commands(&left)
+                    .iter()
+                    .all(|(_, c)| !c.contains("mesh-guard")),
                 "{context}: uninstall left {left:#}"
             );
             if scope != "managed" {

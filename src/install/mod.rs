@@ -8,8 +8,8 @@
 
 mod entries;
 mod system;
-use entries::entries;
 pub use entries::MATCHER;
+use entries::entries;
 use system::*;
 
 pub(crate) mod settings;
@@ -119,7 +119,9 @@ pub fn settings_file(agent: &str, scope: Scope) -> Result<PathBuf, String> {
         ("cursor", Scope::Project) => cwd.join(".cursor/hooks.json"),
         ("codex", Scope::Managed) => PathBuf::from("/etc/codex/requirements.toml"),
         ("gemini", Scope::Managed) => PathBuf::from("/etc/gemini-cli/settings.json"),
-        ("copilot", Scope::Managed) => PathBuf::from("/etc/github-copilot/policy.d/mesh-guard.json"),
+        ("copilot", Scope::Managed) => {
+            PathBuf::from("/etc/github-copilot/policy.d/mesh-guard.json")
+        }
         ("cursor", Scope::Managed) => PathBuf::from("/etc/cursor/hooks.json"),
         (other, _) => {
             return Err(format!(
@@ -207,7 +209,10 @@ fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<Stri
     let root = req.root.as_deref();
     if req.scope == Scope::Managed {
         if root.is_none() && crate::perm::current_uid() != Some(0) {
-            return Err(format!("the managed scope writes root-owned system files: run it as root (sudo mesh-guard install {} --scope managed)", req.agent));
+            return Err(format!(
+                "the managed scope writes root-owned system files: run it as root (sudo mesh-guard install {} --scope managed)",
+                req.agent
+            ));
         }
         if let Some(why) = crate::perm::writable_by_non_root(&bin).filter(|_| root.is_none()) {
             return Err(format!(
@@ -241,7 +246,12 @@ fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<Stri
     if req.scope == Scope::Managed {
         said.extend(policy(&mut doc, req));
     }
-    said.extend(write_settings(&settings, &Value::Object(doc), req.scope, format)?);
+    said.extend(write_settings(
+        &settings,
+        &Value::Object(doc),
+        req.scope,
+        format,
+    )?);
     Ok(said)
 }
 

@@ -32,12 +32,14 @@ pub fn read_settings(path: &Path, format: Format) -> Result<Map<String, Value>, 
         return Ok(Map::new());
     }
     if format == Format::Toml {
-        let table = toml::from_str::<toml::Table>(&text).map_err(|e| {
-            format!("{}: not valid TOML ({e}); left unchanged", path.display())
-        })?;
+        let table = toml::from_str::<toml::Table>(&text)
+            .map_err(|e| format!("{}: not valid TOML ({e}); left unchanged", path.display()))?;
         return match serde_json::to_value(table) {
             Ok(Value::Object(map)) => Ok(map),
-            _ => Err(format!("{}: not a TOML table; left unchanged", path.display())),
+            _ => Err(format!(
+                "{}: not a TOML table; left unchanged",
+                path.display()
+            )),
         };
     }
     match serde_json::from_str::<Value>(&text) {
@@ -151,8 +153,9 @@ pub(crate) fn write_settings(
         ),
         // Read from TOML and given only strings, numbers, booleans, arrays and tables. Keys
         // sorted, so that a second install writes the same bytes as the first.
-        Format::Toml => toml::to_string(&sorted(doc))
-            .map_err(|e| format!("{}: {e}", path.display()))?,
+        Format::Toml => {
+            toml::to_string(&sorted(doc)).map_err(|e| format!("{}: {e}", path.display()))?
+        }
     };
     let old = std::fs::read(path).ok();
     if old.as_deref() == Some(text.as_bytes()) {
@@ -198,7 +201,11 @@ fn sorted(value: &Value) -> Value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&map[k]))).collect())
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
         }
         Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
         other => other.clone(),

@@ -73,7 +73,10 @@ pub fn with_guard_paths(block: &str, db: &Path) -> String {
     );
     block
         .replace("mesh-guard hook", &format!("{options} hook"))
-        .replace("mesh-guard session-start", &format!("{options} session-start"))
+        .replace(
+            "mesh-guard session-start",
+            &format!("{options} session-start"),
+        )
 }
 
 /// One request the CLI made to the fake API.
