@@ -344,6 +344,17 @@ impl Outcome {
         results.last().unwrap().clone()
     }
 
+    /// Says on stderr what this CLI showed the model for `case` (docs/agents/README.md keeps
+    /// the table), and gives back the words it put before the guard's own.
+    fn shown(&self, case: &str, guard_words: &str) -> String {
+        let result = self.tool_result();
+        let before = result.split(guard_words).next().unwrap_or_default().to_owned();
+        let shown: String = result.chars().take(600).collect();
+        let version = claude_cli().map(|c| cli_version(&c)).unwrap_or_default();
+        let _ = writeln!(std::io::stderr(), "e2e: {version}: {case}: the model read {shown:?}");
+        before
+    }
+
     /// The conversation ran to the scripted end: the CLI took the tool
     /// result back to the model, and exited cleanly.
     fn assert_completed(&self) {
@@ -551,10 +562,22 @@ fn refused_command_does_not_run_and_the_model_reads_why() {
         out.explain()
     );
     let result = out.tool_result();
+    let message = refusal_message(&sandbox, &command);
     assert!(
-        result.contains(&refusal_message(&sandbox, &command)),
+        result.contains(&message),
         "the model did not get the guard's message\n{}",
         out.explain()
+    );
+    // The first words the model reads of the guard's say it is a decision, whatever label
+    // the CLI puts before them (2.1.332: "PreToolUse:Bash hook error: ").
+    assert!(
+        message.starts_with(mesh_guard::message::DECISION),
+        "{message}"
+    );
+    let label = out.shown("refusal (exit 2, deny JSON)", &message);
+    assert!(
+        label.len() < 60 && !label.contains("mesh"),
+        "the CLI put more than a label before the refusal: {label:?}"
     );
     assert!(
         result.contains("mesh exec atlas"),
@@ -688,6 +711,8 @@ fn missing_binary_blocks() {
         "{}",
         out.explain()
     );
+    out.shown("missing binary (the launcher's refusal)", "Decided by mesh-guard");
+    assert!(result.contains(mesh_guard::message::DECISION), "{result}");
     assert!(
         result.contains("cargo install"),
         "no install hint: {result}"
@@ -734,6 +759,7 @@ fn crashing_binary_blocks() {
         "ran past a crashed guard\n{}",
         out.explain()
     );
+    out.shown("crash (killed by a signal)", "\u{0}");
 }
 
 /// The file-writing tools go through the guard too: the model cannot grant

@@ -318,7 +318,7 @@ fn managed_scope_installs_root_owned_system_files_and_names_them_in_the_hook() {
     assert_eq!(
         command,
         format!(
-            "{} --catalog {} --rules {} --db {} hook --agent claude || exit 2",
+            "{} --catalog {} --rules {} --db {} hook --agent claude || {{ s=$?; [ \"$s\" -eq 2 ] || echo \"Decided by mesh-guard, not an error: do not retry or work round it. Tell the operator: mesh-guard could not run (exit $s), so it refuses every command until it can.\" >&2; exit 2; }}",
             sys_bin.display(),
             system.join("catalog.toml").display(),
             system.join("rules").display(),

@@ -7,8 +7,9 @@ use serde_json::{Value, json};
 /// The tools whose calls Claude's PreToolUse hook sees: the shell and the file writers.
 pub const MATCHER: &str = "Bash|Write|Edit|MultiEdit|NotebookEdit";
 
-/// The hook command for an agent other than Claude: any failure but a refusal is turned
-/// into one (docs/agents/hook-spec.md), in words that say it is the guard's decision.
+/// The hook command: any failure but a refusal is turned into one (docs/agents/hook-spec.md),
+/// in words that say it is the guard's decision (a bare `|| exit 2` left Claude Code showing
+/// the model "Segmentation fault" alone).
 fn fail_closed_command(prefix: &str, agent: &str) -> String {
     format!(
         "{prefix} hook --agent {agent} || {{ s=$?; [ \"$s\" -eq 2 ] || echo \"Decided by mesh-guard, not an error: do not retry or work round it. Tell the operator: mesh-guard could not run (exit $s), so it refuses every command until it can.\" >&2; exit 2; }}"
@@ -96,7 +97,7 @@ pub(crate) fn entries(agent: &str, prefix: &str) -> (Vec<(&'static str, Value)>,
                     "PreToolUse",
                     json!({"matcher": MATCHER, "hooks": [{
                         "type": "command",
-                        "command": format!("{prefix} hook --agent claude || exit 2"),
+                        "command": command,
                     }]}),
                 ),
                 (
