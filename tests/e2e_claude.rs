@@ -348,10 +348,17 @@ impl Outcome {
     /// the table), and gives back the words it put before the guard's own.
     fn shown(&self, case: &str, guard_words: &str) -> String {
         let result = self.tool_result();
-        let before = result.split(guard_words).next().unwrap_or_default().to_owned();
+        let before = result
+            .split(guard_words)
+            .next()
+            .unwrap_or_default()
+            .to_owned();
         let shown: String = result.chars().take(600).collect();
         let version = claude_cli().map(|c| cli_version(&c)).unwrap_or_default();
-        let _ = writeln!(std::io::stderr(), "e2e: {version}: {case}: the model read {shown:?}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "e2e: {version}: {case}: the model read {shown:?}"
+        );
         before
     }
 
@@ -711,7 +718,10 @@ fn missing_binary_blocks() {
         "{}",
         out.explain()
     );
-    out.shown("missing binary (the launcher's refusal)", "Decided by mesh-guard");
+    out.shown(
+        "missing binary (the launcher's refusal)",
+        "Decided by mesh-guard",
+    );
     assert!(result.contains(mesh_guard::message::DECISION), "{result}");
     assert!(
         result.contains("cargo install"),

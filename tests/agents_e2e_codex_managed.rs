@@ -1,0 +1,220 @@
+//! End-to-end: `mesh-guard install codex --scope managed` with the real Codex CLI (`codex exec`,
+//! offline against a fake Responses API on loopback), whose user tries to switch the hook off
+//! with everything Codex lets a user set: `[features] hooks = false` in their own
+//! `config.toml`, the same as a `-c` flag, and a user `hooks.json` of their own. The managed
+//! hook holds: the mesh command does not run, the model reads the refusal, the harmless
+//! command runs, and the session-start hook handed the model the "instead of" table.
+//!
+//! The install is staged with `--root` into a scratch tree whose `etc/codex` and
+//! `etc/mesh-guard` are bind-mounted over the machine's in a private mount namespace
+//! (`unshare --mount`): the machine's own policy files are neither read nor changed. Needs
+//! root and `unshare`, and the CLI (`npm ci --prefix tests/e2e-codex`, or `MESH_GUARD_CODEX`):
+//! without them it says so and passes, unless `MESH_GUARD_E2E_REQUIRED=1`.
+
+mod common_e2e;
+
+use common_e2e::{FakeApi, Reply, Request, Scene, agent_cli, run};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn prerequisites() -> Option<PathBuf> {
+    let cli = agent_cli("codex", "MESH_GUARD_CODEX", "codex")?;
+    let is_root =
+        std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
+    let unshare = Command::new("sh")
+        .args(["-c", "command -v unshare"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if is_root && unshare {
+        return Some(cli);
+    }
+    let message = "e2e codex managed install: needs root and unshare — end-to-end test NOT run";
+    if std::env::var("MESH_GUARD_E2E_REQUIRED").as_deref() == Ok("1") {
+        panic!("{message} (MESH_GUARD_E2E_REQUIRED=1)");
+    }
+    eprintln!("\n{message}\n");
+    None
+}
+
+fn fake_responses_api(commands: Vec<String>) -> FakeApi {
+    FakeApi::start(move |request: &Request| {
+        if request.method != "POST" || !request.path.ends_with("/responses") {
+            return Reply::not_found();
+        }
+        let answered = outputs(&request.body).len();
+        let item = match commands.get(answered) {
+            Some(command) => json!({
+                "type": "function_call", "id": format!("fc_{answered}"),
+                "call_id": format!("call_{answered}"), "name": "exec_command",
+                "arguments": json!({"cmd": command}).to_string(),
+            }),
+            None => json!({
+                "type": "message", "id": "msg_e2e", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": "done", "annotations": []}],
+            }),
+        };
+        Reply::sse(&[
+            (
+                "response.created",
+                json!({"type": "response.created", "response": {"id": "resp_e2e"}}),
+            ),
+            (
+                "response.output_item.done",
+                json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+            ),
+            (
+                "response.completed",
+                json!({"type": "response.completed", "response": {"id": "resp_e2e", "usage": {
+                    "input_tokens": 10, "output_tokens": 5, "total_tokens": 15}}}),
+            ),
+        ])
+    })
+}
+
+fn outputs(body: &Value) -> Vec<String> {
+    body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["type"] == "function_call_output")
+        .map(|item| match &item["output"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// `command` run in a private mount namespace where `stage`'s `etc/codex` and
+/// `etc/mesh-guard` are the machine's.
+fn namespaced(command: &Command, stage: &Path) -> Command {
+    // The mount points must exist; empty directories change nothing on the machine.
+    for dir in ["/etc/codex", "/etc/mesh-guard"] {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let mut wrapped = Command::new("unshare");
+    wrapped
+        .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+        .arg(
+            "mount --bind \"$1\" /etc/codex && mount --bind \"$2\" /etc/mesh-guard \
+             && shift 2 && exec \"$@\"",
+        )
+        .arg("sh")
+        .arg(stage.join("etc/codex"))
+        .arg(stage.join("etc/mesh-guard"))
+        .arg(command.get_program())
+        .args(command.get_args());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => wrapped.env(key, value),
+            None => wrapped.env_remove(key),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped
+}
+
+#[test]
+fn a_managed_codex_hook_holds_against_the_users_own_switches() {
+    let Some(cli) = prerequisites() else { return };
+    let scene = Scene::new();
+    let stage = scene.home.parent().unwrap().join("stage");
+    let bin = stage.join("usr/local/bin/mesh-guard");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_mesh-guard"), &bin).unwrap();
+    let catalog = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/catalog.toml");
+    let install = Command::new(&bin)
+        .arg("--catalog")
+        .arg(&catalog)
+        .arg("--db")
+        .arg(&scene.db)
+        .args([
+            "install",
+            "codex",
+            "--scope",
+            "managed",
+            "--managed-hooks-only",
+        ])
+        .arg("--root")
+        .arg(&stage)
+        .arg("--bin")
+        .arg(&bin)
+        .output()
+        .unwrap();
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+
+    // The user's own switches: hooks off in their config, a hooks.json of their own that
+    // would run nothing of the guard's.
+    let api = fake_responses_api(scene.commands());
+    let codex_home = scene.home.join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "model = \"e2e-model\"\nmodel_provider = \"fake\"\n\n[features]\nhooks = false\n\n\
+             [model_providers.fake]\nname = \"fake\"\nbase_url = \"{}/v1\"\n\
+             env_key = \"MESH_GUARD_E2E_KEY\"\nwire_api = \"responses\"\n",
+            api.base_url()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        codex_home.join("hooks.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": "true"}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+
+    let mut command = scene.command(&cli, false);
+    command
+        .args([
+            "exec",
+            "-c",
+            "features.hooks=false",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "check the uptime of atlas",
+        ])
+        .env("CODEX_HOME", &codex_home)
+        .env("MESH_GUARD_E2E_KEY", "e2e-not-a-key")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("CODEX_API_KEY");
+    let out = run(namespaced(&command, &stage));
+    let context = out.context(&api);
+    scene.assert_only_the_harmless_command_ran(&context);
+    let requests = api.requests();
+    let last = requests
+        .iter()
+        .rev()
+        .find(|r| r.path.ends_with("/responses"))
+        .expect("a request");
+    let told = outputs(&last.body);
+    assert_eq!(told.len(), 2, "{told:?}\n{context}");
+    assert!(
+        told[0].starts_with("Command blocked by PreToolUse hook: Decided by mesh-guard"),
+        "{told:?}"
+    );
+    assert!(told[0].contains("mesh exec atlas"), "{told:?}");
+    assert_eq!(scene.record(), scene.one_refusal_by("codex"), "{context}");
+    // The session-start hook's table reached the model before its first command.
+    let first = requests
+        .iter()
+        .find(|r| r.path.ends_with("/responses"))
+        .expect("a request");
+    assert!(
+        first
+            .body
+            .to_string()
+            .contains("use the mesh's own tools instead"),
+        "the model was not given the instead-of table at session start\n{context}"
+    );
+    eprintln!("e2e: codex managed: the model read {:?}", told[0]);
+}
