@@ -17,6 +17,7 @@ use common_e2e::{
     FakeApi, Output, Reply, Request, Scene, agent_cli, doc_block, run, with_guard_paths,
 };
 use serde_json::{Value, json};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 fn copilot_cli() -> Option<PathBuf> {
@@ -184,6 +185,11 @@ fn copilot_cli_blocks_a_mesh_command_tells_the_model_why_and_runs_a_harmless_one
     );
     assert!(told[0].contains("mesh exec atlas"), "{told:?}");
     assert!(told[0].contains("Nothing else is disabled"), "{told:?}");
+    let _ = writeln!(
+        std::io::stderr(),
+        "e2e: copilot: refusal: the model read {:?}",
+        told[0]
+    );
     assert!(
         !told[1].contains("Denied") && told[1].contains("exit code 0"),
         "the harmless command was not run: {told:?}"
@@ -199,15 +205,19 @@ fn copilot_cli_blocks_a_mesh_command_tells_the_model_why_and_runs_a_harmless_one
 #[test]
 fn copilot_cli_with_the_guard_missing_blocks_every_shell_call() {
     // The launcher turns "command not found" into exit 2; Copilot denies on exit 2 (and on any
-    // other non-zero exit of a preToolUse hook). With no deny JSON on stdout, the model is told
-    // only that the hook exited with code 2: the launcher's reason goes to stderr.
+    // other non-zero exit of a preToolUse hook). With no deny JSON on stdout, the model would be
+    // told only "hook exited with code 2".
     let Some(cli) = copilot_cli() else { return };
     let run = run_copilot(&cli, false);
     let context = &run.context;
     run.scene.assert_nothing_ran(context);
     let told = told_the_model(&run.api);
+    // The launcher's tail writes the deny answer on stdout too, so the model reads why.
     assert_eq!(
-        told, ["Denied by preToolUse hook: hook exited with code 2"; 2],
+        told,
+        ["Denied by preToolUse hook: Decided by mesh-guard, not an error: do not retry or work \
+          round it. Tell the operator: mesh-guard could not run (exit 127), so it refuses every \
+          command until it can."; 2],
         "{context}"
     );
     assert!(!run.scene.db.exists(), "nothing could have recorded");

@@ -14,6 +14,7 @@ mod common_e2e;
 
 use common_e2e::{FakeApi, Reply, Request, Scene, agent_cli, doc_block, run, with_guard_paths};
 use serde_json::{Value, json};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The Gemini CLI, or None (after saying so loudly) when it cannot run here.
@@ -140,6 +141,11 @@ fn gemini_cli_blocks_a_mesh_command_tells_the_model_why_and_runs_a_harmless_one(
         responses[0]
     );
     assert!(blocked.contains("Nothing else is disabled"), "{blocked}");
+    assert!(blocked.contains(mesh_guard::message::DECISION), "{blocked}");
+    let _ = writeln!(
+        std::io::stderr(),
+        "e2e: gemini: refusal: the model read {blocked:?}"
+    );
     assert!(
         responses[1].get("error").is_none(),
         "the harmless command was refused: {:?}",
@@ -165,6 +171,10 @@ fn gemini_cli_with_the_guard_missing_blocks_every_shell_call_through_the_launche
     assert_eq!(run.responses.len(), 2, "{:?}\n{context}", run.responses);
     for response in &run.responses {
         let error = response["error"].as_str().unwrap_or_default();
+        let _ = writeln!(
+            std::io::stderr(),
+            "e2e: gemini: missing binary: the model read {error:?}"
+        );
         assert!(
             error.contains(
                 "mesh-guard could not run (exit 127), so it refuses every command until it can."

@@ -11,8 +11,16 @@ pub const MATCHER: &str = "Bash|Write|Edit|MultiEdit|NotebookEdit";
 /// in words that say it is the guard's decision (a bare `|| exit 2` left Claude Code showing
 /// the model "Segmentation fault" alone).
 fn fail_closed_command(prefix: &str, agent: &str) -> String {
+    const WORDS: &str = "Decided by mesh-guard, not an error: do not retry or work round it. Tell the operator: mesh-guard could not run (exit $s), so it refuses every command until it can.";
+    if agent == "copilot" {
+        // Copilot shows the model only "hook exited with code 2" unless stdout carries the
+        // deny answer: the reason goes there too.
+        return format!(
+            "{prefix} hook --agent {agent} || {{ s=$?; [ \"$s\" -eq 2 ] || {{ m=\"{WORDS}\"; echo \"$m\" >&2; printf '{{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"%s\"}}\\n' \"$m\"; }}; exit 2; }}"
+        );
+    }
     format!(
-        "{prefix} hook --agent {agent} || {{ s=$?; [ \"$s\" -eq 2 ] || echo \"Decided by mesh-guard, not an error: do not retry or work round it. Tell the operator: mesh-guard could not run (exit $s), so it refuses every command until it can.\" >&2; exit 2; }}"
+        "{prefix} hook --agent {agent} || {{ s=$?; [ \"$s\" -eq 2 ] || echo \"{WORDS}\" >&2; exit 2; }}"
     )
 }
 
