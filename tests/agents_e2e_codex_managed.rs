@@ -213,7 +213,7 @@ fn a_managed_codex_hook_holds_against_the_users_own_switches() {
         first
             .body
             .to_string()
-            .contains("use the mesh's own tools instead"),
+            .contains("| instead of | use | tool |"),
         "the model was not given the instead-of table at session start\n{context}"
     );
     eprintln!("e2e: codex managed: the model read {:?}", told[0]);

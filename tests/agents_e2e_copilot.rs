@@ -128,6 +128,21 @@ fn run_copilot(cli: &Path, guard_on_path: bool) -> CopilotRun {
     let api = fake_messages_api(scene.commands());
     let copilot_home = scene.home.join(".copilot");
     std::fs::create_dir_all(copilot_home.join("hooks")).unwrap();
+    // `install` writes the instead-of table into the instructions file Copilot reads at the
+    // start of a session (it drops a sessionStart hook's output); the hook file is then the
+    // page's own, below.
+    let install = std::process::Command::new(env!("CARGO_BIN_EXE_mesh-guard"))
+        .arg("--catalog")
+        .arg(common_e2e::root().join("examples/catalog.toml"))
+        .arg("--db")
+        .arg(&scene.db)
+        .args(["install", "copilot"])
+        .env("HOME", &scene.home)
+        .env("COPILOT_HOME", &copilot_home)
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{install:?}");
+    assert!(copilot_home.join("copilot-instructions.md").is_file());
     std::fs::write(
         copilot_home.join("hooks/mesh-guard.json"),
         with_guard_paths(&doc_block("copilot.md", "json", 0), &scene.db),
@@ -189,6 +204,16 @@ fn copilot_cli_blocks_a_mesh_command_tells_the_model_why_and_runs_a_harmless_one
         std::io::stderr(),
         "e2e: copilot: refusal: the model read {:?}",
         told[0]
+    );
+    // Whether the session-start hook's table reached the model (docs/agents/README.md).
+    let table = run
+        .api
+        .requests()
+        .iter()
+        .any(|r| r.body.to_string().contains("| instead of | use | tool |"));
+    assert!(
+        table,
+        "the instructions file's table did not reach the model\n{context}"
     );
     assert!(
         !told[1].contains("Denied") && told[1].contains("exit code 0"),

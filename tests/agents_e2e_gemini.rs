@@ -88,6 +88,8 @@ struct Run {
     stdout: String,
     responses: Vec<Value>,
     scene: Scene,
+    /// The session-start hook's instead-of table reached the model.
+    table: bool,
 }
 
 /// One headless Gemini CLI run with the hook installed; `guard_on_path` false leaves the
@@ -114,7 +116,13 @@ fn run_gemini(cli: &Path, guard_on_path: bool) -> Run {
     let out = run(command);
     let context = format!("gemini {}", out.context(&api));
     assert!(out.status.success(), "{context}");
+    // Whether the session-start hook's table reached the model (docs/agents/README.md).
+    let table = api
+        .requests()
+        .iter()
+        .any(|r| r.body.to_string().contains("| instead of | use | tool |"));
     Run {
+        table,
         context,
         stdout: out.stdout,
         responses: function_responses(&api),
@@ -142,6 +150,10 @@ fn gemini_cli_blocks_a_mesh_command_tells_the_model_why_and_runs_a_harmless_one(
     );
     assert!(blocked.contains("Nothing else is disabled"), "{blocked}");
     assert!(blocked.contains(mesh_guard::message::DECISION), "{blocked}");
+    assert!(
+        run.table,
+        "the session-start hook's table did not reach the model\n{context}"
+    );
     let _ = writeln!(
         std::io::stderr(),
         "e2e: gemini: refusal: the model read {blocked:?}"

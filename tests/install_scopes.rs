@@ -188,6 +188,18 @@ fn every_agent_at_every_scope_round_trips_and_names_what_it_was_given() {
             let context = format!("{agent} --scope {scope}");
             let file = s.file(agent, scope);
             write(&file, &existing(agent));
+            // Copilot drops a session-start hook's output: its table goes in the instructions
+            // file it reads at the start of every session, beside what is there.
+            let instructions = match (agent, scope) {
+                ("copilot", "user") => Some(s.home.join(".copilot/copilot-instructions.md")),
+                ("copilot", "project") => Some(s.project.join(".github/copilot-instructions.md")),
+                _ => None,
+            };
+            let house = "# House rules\n\nBe kind to the build.\n";
+            if let Some(path) = &instructions {
+                fs::create_dir_all(path.parent().unwrap()).unwrap();
+                fs::write(path, house).unwrap();
+            }
             let mut args = vec!["install", agent, "--scope", scope];
             let root = s.root.to_string_lossy().into_owned();
             let sys = sys_bin.to_string_lossy().into_owned();
@@ -264,8 +276,17 @@ fn every_agent_at_every_scope_round_trips_and_names_what_it_was_given() {
                 }
             }
 
+            if let Some(path) = &instructions {
+                let text = fs::read_to_string(path).unwrap();
+                assert!(text.starts_with(house), "{context}: {text}");
+                assert!(
+                    text.contains("| `ssh <machine> journalctl` |"),
+                    "{context}: no table: {text}"
+                );
+            }
             // Again: nothing added twice, nothing rewritten.
             let written = fs::read(&file).unwrap();
+            let told = instructions.as_ref().map(|p| fs::read(p).unwrap());
             let out = s.guard(&args);
             assert_eq!(out.status.code(), Some(0), "{context}: {}", text(&out));
             assert_eq!(
@@ -290,6 +311,9 @@ fn every_agent_at_every_scope_round_trips_and_names_what_it_was_given() {
             );
             if scope != "managed" {
                 assert_eq!(left, existing(agent), "{context}: uninstall undoes install");
+            }
+            if let Some(path) = &instructions {
+                assert_eq!(fs::read_to_string(path).unwrap(), house, "{context}");
             }
         }
     }

@@ -7,6 +7,7 @@
 //! no variable for them (decision 0059), so a path left off would silently be the default.
 
 mod entries;
+mod instructions;
 mod system;
 pub use entries::MATCHER;
 use entries::entries;
@@ -252,6 +253,23 @@ fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<Stri
         req.scope,
         format,
     )?);
+    if let Some(file) = instructions::file(&req.agent, req.scope).filter(|_| req.settings.is_none())
+    {
+        match crate::catalog::load(&paths.catalog) {
+            Ok(catalog) => {
+                let table = crate::commands::instead_of::instead_of_table(
+                    &catalog,
+                    crate::cli::TableFormat::Markdown,
+                );
+                said.extend(instructions::write(&file, &table)?);
+            }
+            Err(_) => said.push(format!(
+                "{}: the catalog cannot be read, so no instead-of table was written to {}",
+                paths.catalog.display(),
+                file.display()
+            )),
+        }
+    }
     Ok(said)
 }
 
@@ -308,6 +326,10 @@ fn uninstall_inner(req: &Request) -> Result<Vec<String>, String> {
     let mut doc = read_settings(&settings, format)?;
     remove_ours(&mut doc);
     let mut said = write_settings(&settings, &Value::Object(doc), req.scope, format)?;
+    if let Some(file) = instructions::file(&req.agent, req.scope).filter(|_| req.settings.is_none())
+    {
+        said.extend(instructions::remove(&file)?);
+    }
     if req.scope == Scope::Managed {
         said.push(format!(
             "the system files in {} and the policy's other keys are left in place; remove them by hand when no hook needs them",

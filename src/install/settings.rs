@@ -163,15 +163,7 @@ pub(crate) fn write_settings(
     }
     let mut said = Vec::new();
     if let Some(old) = &old {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0);
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let backup = path.with_file_name(format!("{name}.bak-{stamp}"));
+        let backup = backup_path(path);
         std::fs::write(&backup, old).map_err(|e| format!("{}: {e}", backup.display()))?;
         said.push(format!("backup: {}", backup.display()));
     }
@@ -210,4 +202,17 @@ fn sorted(value: &Value) -> Value {
         Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
         other => other.clone(),
     }
+}
+
+/// Where the file at `path` is kept before it is replaced: `<file>.bak-<unix ms>`.
+pub(crate) fn backup_path(path: &Path) -> std::path::PathBuf {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!("{name}.bak-{stamp}"))
 }
