@@ -498,7 +498,8 @@ fn doctor_finds_a_bare_mesh_guard_on_path_as_the_agent_would() {
             .args(["doctor", "--json"])
             .output()
             .unwrap();
-        let report: Value = serde_json::from_slice(&out.stdout).expect(&text(&out));
+        let report: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
         (out.status.code(), report)
     };
     let on_path = format!("{}:/usr/bin:/bin", bin_dir.display());

@@ -294,6 +294,11 @@ fn every_agent_at_every_scope_round_trips_and_names_what_it_was_given() {
                 written,
                 "{context}: not idempotent"
             );
+            assert_eq!(
+                instructions.as_ref().map(|p| fs::read(p).unwrap()),
+                told,
+                "{context}: the instructions not idempotent"
+            );
             assert_eq!(backups(&file), 1, "{context}");
 
             let mut undo = vec!["uninstall", agent, "--scope", scope];
