@@ -257,10 +257,7 @@ fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<Stri
     {
         match crate::catalog::load(&paths.catalog) {
             Ok(catalog) => {
-                let table = crate::commands::instead_of::instead_of_table(
-                    &catalog,
-                    crate::cli::TableFormat::Markdown,
-                );
+                let table = crate::instead::markdown(&catalog);
                 said.extend(instructions::write(&file, &table)?);
             }
             Err(_) => said.push(format!(
