@@ -7,7 +7,7 @@
 //!
 //! The install is staged with `--root` into a scratch tree whose `etc/codex` and
 //! `etc/mesh-guard` are bind-mounted over the machine's in a private mount namespace
-//! (`unshare --mount`): the machine's own policy files are neither read nor changed. Needs
+//! (`unshare --mount`, `common_e2e::namespaced`): the machine's own policy files are neither read nor changed. Needs
 //! root and `unshare`, and the CLI (`npm ci --prefix tests/e2e-codex`, or `MESH_GUARD_CODEX`):
 //! without them it says so and passes, unless `MESH_GUARD_E2E_REQUIRED=1`.
 
@@ -15,7 +15,7 @@ mod common_e2e;
 
 use common_e2e::{FakeApi, Reply, Request, Scene, agent_cli, run};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn prerequisites() -> Option<PathBuf> {
@@ -83,37 +83,6 @@ fn outputs(body: &Value) -> Vec<String> {
             other => other.to_string(),
         })
         .collect()
-}
-
-/// `command` run in a private mount namespace where `stage`'s `etc/codex` and
-/// `etc/mesh-guard` are the machine's.
-fn namespaced(command: &Command, stage: &Path) -> Command {
-    // The mount points must exist; empty directories change nothing on the machine.
-    for dir in ["/etc/codex", "/etc/mesh-guard"] {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let mut wrapped = Command::new("unshare");
-    wrapped
-        .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
-        .arg(
-            "mount --bind \"$1\" /etc/codex && mount --bind \"$2\" /etc/mesh-guard \
-             && shift 2 && exec \"$@\"",
-        )
-        .arg("sh")
-        .arg(stage.join("etc/codex"))
-        .arg(stage.join("etc/mesh-guard"))
-        .arg(command.get_program())
-        .args(command.get_args());
-    for (key, value) in command.get_envs() {
-        match value {
-            Some(value) => wrapped.env(key, value),
-            None => wrapped.env_remove(key),
-        };
-    }
-    if let Some(dir) = command.get_current_dir() {
-        wrapped.current_dir(dir);
-    }
-    wrapped
 }
 
 #[test]
@@ -187,7 +156,13 @@ fn a_managed_codex_hook_holds_against_the_users_own_switches() {
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env_remove("CODEX_API_KEY");
-    let out = run(namespaced(&command, &stage));
+    let out = run(common_e2e::namespaced(
+        &command,
+        &[
+            (&stage.join("etc/codex"), "/etc/codex"),
+            (&stage.join("etc/mesh-guard"), "/etc/mesh-guard"),
+        ],
+    ));
     let context = out.context(&api);
     scene.assert_only_the_harmless_command_ran(&context);
     let requests = api.requests();

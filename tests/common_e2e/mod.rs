@@ -495,3 +495,44 @@ pub fn assert_replayed(replay: &Value, commands: u64) {
         "{replay:#}"
     );
 }
+
+/// `command` run (as root) in a private mount namespace where each `(from, to)` directory is
+/// bind-mounted over `to`: a managed install's system files without touching the machine's.
+pub fn namespaced(command: &Command, binds: &[(&Path, &str)]) -> Command {
+    let mut script = String::new();
+    for (n, (_, to)) in binds.iter().enumerate() {
+        // The mount points must exist; empty directories change nothing on the machine.
+        let _ = std::fs::create_dir_all(to);
+        script.push_str(&format!("mount --bind \"${}\" {to} && ", n + 1));
+    }
+    script.push_str(&format!("shift {} && exec \"$@\"", binds.len()));
+    let mut wrapped = Command::new("unshare");
+    wrapped
+        .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+        .arg(script)
+        .arg("sh");
+    for (from, _) in binds {
+        wrapped.arg(from);
+    }
+    wrapped.arg(command.get_program()).args(command.get_args());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => wrapped.env(key, value),
+            None => wrapped.env_remove(key),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped
+}
+
+/// Whether this process may make a private mount namespace (root, with `unshare`).
+pub fn can_namespace() -> bool {
+    let root =
+        std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
+    root && Command::new("sh")
+        .args(["-c", "command -v unshare"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
