@@ -7,8 +7,8 @@
 //!
 //! The install is staged with `--root` into a scratch tree whose `etc/codex` and
 //! `etc/mesh-guard` are bind-mounted over the machine's in a private mount namespace
-//! (`unshare --mount`, `common_e2e::namespaced`): the machine's own policy files are neither read nor changed. Needs
-//! root and `unshare`, and the CLI (`npm ci --prefix tests/e2e-codex`, or `MESH_GUARD_CODEX`):
+//! (`unshare --mount`, `common_e2e::namespaced`): the machine's own policy files are neither read nor changed. The CLI runs as the
+//! unprivileged `meshguard-agent`. Needs root, `unshare` and `runuser`, and the CLI (`npm ci --prefix tests/e2e-codex`, or `MESH_GUARD_CODEX`):
 //! without them it says so and passes, unless `MESH_GUARD_E2E_REQUIRED=1`.
 
 mod common_e2e;
@@ -20,16 +20,19 @@ use std::process::Command;
 
 fn prerequisites() -> Option<PathBuf> {
     let cli = agent_cli("codex", "MESH_GUARD_CODEX", "codex")?;
-    let is_root =
-        std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
-    let unshare = Command::new("sh")
-        .args(["-c", "command -v unshare"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if is_root && unshare {
+    let message = if !common_e2e::can_namespace() {
+        "needs root, unshare, useradd and runuser".to_string()
+    } else if !common_e2e::agent_can_run(&cli) {
+        // A CLI under a directory only root may enter (CI's private copy of the checkout).
+        format!(
+            "{} cannot be run by {} (point MESH_GUARD_CODEX at a copy it can reach)",
+            cli.display(),
+            common_e2e::AGENT_USER
+        )
+    } else {
         return Some(cli);
-    }
-    let message = "e2e codex managed install: needs root and unshare — end-to-end test NOT run";
+    };
+    let message = format!("e2e codex managed install: {message} — end-to-end test NOT run");
     if std::env::var("MESH_GUARD_E2E_REQUIRED").as_deref() == Ok("1") {
         panic!("{message} (MESH_GUARD_E2E_REQUIRED=1)");
     }
@@ -141,6 +144,8 @@ fn a_managed_codex_hook_holds_against_the_users_own_switches() {
     )
     .unwrap();
 
+    // The agent runs as an unprivileged user who owns its home and project.
+    scene.give_to(common_e2e::agent_user());
     let mut command = scene.command(&cli, false);
     command
         .args([
@@ -156,7 +161,7 @@ fn a_managed_codex_hook_holds_against_the_users_own_switches() {
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env_remove("CODEX_API_KEY");
-    let out = run(common_e2e::namespaced(
+    let out = run(common_e2e::namespaced_as_agent(
         &command,
         &[
             (&stage.join("etc/codex"), "/etc/codex"),
@@ -165,6 +170,13 @@ fn a_managed_codex_hook_holds_against_the_users_own_switches() {
     ));
     let context = out.context(&api);
     scene.assert_only_the_harmless_command_ran(&context);
+    // It ran as the agent's user, not as root.
+    let ran = scene.work.join("harmless-command-ran");
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&ran).unwrap()),
+        common_e2e::agent_user().0,
+        "{context}"
+    );
     let requests = api.requests();
     let last = requests
         .iter()

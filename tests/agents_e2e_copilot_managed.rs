@@ -2,7 +2,7 @@
 //! (`copilot -p`, offline against a fake Messages API on loopback). The policy hook the install
 //! writes (`/etc/github-copilot/policy.d/mesh-guard.json`, bind-mounted from a `--root` staging
 //! tree in a private mount namespace, `common_e2e::namespaced`) holds against the user's own
-//! `disableAllHooks` in their settings and in the repository's. Needs root and `unshare`, and
+//! `disableAllHooks` in their settings and in the repository's. The CLI runs as the unprivileged `meshguard-agent`. Needs root, `unshare` and `runuser`, and
 //! the CLI (`npm ci --prefix tests/e2e-copilot`, or `MESH_GUARD_COPILOT`).
 
 mod common_e2e;
@@ -14,10 +14,19 @@ use std::process::Command;
 
 fn prerequisites() -> Option<PathBuf> {
     let cli = agent_cli("copilot", "MESH_GUARD_COPILOT", "copilot")?;
-    if common_e2e::can_namespace() {
+    let message = if !common_e2e::can_namespace() {
+        "needs root, unshare, useradd and runuser".to_string()
+    } else if !common_e2e::agent_can_run(&cli) {
+        // A CLI under a directory only root may enter (CI's private copy of the checkout).
+        format!(
+            "{} cannot be run by {} (point MESH_GUARD_COPILOT at a copy it can reach)",
+            cli.display(),
+            common_e2e::AGENT_USER
+        )
+    } else {
         return Some(cli);
-    }
-    let message = "e2e copilot managed install: needs root and unshare — end-to-end test NOT run";
+    };
+    let message = format!("e2e copilot managed install: {message} — end-to-end test NOT run");
     if std::env::var("MESH_GUARD_E2E_REQUIRED").as_deref() == Ok("1") {
         panic!("{message} (MESH_GUARD_E2E_REQUIRED=1)");
     }
@@ -135,6 +144,8 @@ fn a_managed_copilot_policy_hook_holds_against_disable_all_hooks() {
     std::fs::write(scene.work.join(".github/copilot/settings.json"), &off).unwrap();
 
     let api = fake_messages_api(scene.commands());
+    // The agent runs as an unprivileged user who owns its home and project.
+    scene.give_to(common_e2e::agent_user());
     let mut command = scene.command(&cli, false);
     command
         .args([
@@ -154,7 +165,7 @@ fn a_managed_copilot_policy_hook_holds_against_disable_all_hooks() {
         .env_remove("COPILOT_GITHUB_TOKEN")
         .env_remove("GH_TOKEN")
         .env_remove("GITHUB_TOKEN");
-    let out = run(common_e2e::namespaced(
+    let out = run(common_e2e::namespaced_as_agent(
         &command,
         &[
             (&stage.join("etc/github-copilot"), "/etc/github-copilot"),
@@ -163,5 +174,12 @@ fn a_managed_copilot_policy_hook_holds_against_disable_all_hooks() {
     ));
     let context = out.context(&api);
     scene.assert_only_the_harmless_command_ran(&context);
+    // It ran as the agent's user, not as root.
+    let ran = scene.work.join("harmless-command-ran");
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&ran).unwrap()),
+        common_e2e::agent_user().0,
+        "{context}"
+    );
     assert_eq!(scene.record(), scene.one_refusal_by("copilot"), "{context}");
 }

@@ -3,8 +3,8 @@
 //! (`/etc/gemini-cli/settings.json`, bind-mounted from a `--root` staging tree in a private
 //! mount namespace, `common_e2e::namespaced`) hold against the user's own
 //! `hooksConfig.enabled: false`; and, as docs/agents/gemini.md warns, not against the user's
-//! `hooksConfig.disabled` naming the hook, a list Gemini merges across scopes. Needs root and
-//! `unshare`, and the CLI (`npm ci --prefix tests/e2e-gemini`, or `MESH_GUARD_GEMINI`).
+//! `hooksConfig.disabled` naming the hook, a list Gemini merges across scopes. The CLI runs as
+//! the unprivileged `meshguard-agent`. Needs root, `unshare` and `runuser`, and the CLI (`npm ci --prefix tests/e2e-gemini`, or `MESH_GUARD_GEMINI`).
 
 mod common_e2e;
 
@@ -15,10 +15,19 @@ use std::process::Command;
 
 fn prerequisites() -> Option<PathBuf> {
     let cli = agent_cli("gemini", "MESH_GUARD_GEMINI", "gemini")?;
-    if common_e2e::can_namespace() {
+    let message = if !common_e2e::can_namespace() {
+        "needs root, unshare, useradd and runuser".to_string()
+    } else if !common_e2e::agent_can_run(&cli) {
+        // A CLI under a directory only root may enter (CI's private copy of the checkout).
+        format!(
+            "{} cannot be run by {} (point MESH_GUARD_GEMINI at a copy it can reach)",
+            cli.display(),
+            common_e2e::AGENT_USER
+        )
+    } else {
         return Some(cli);
-    }
-    let message = "e2e gemini managed install: needs root and unshare — end-to-end test NOT run";
+    };
+    let message = format!("e2e gemini managed install: {message} — end-to-end test NOT run");
     if std::env::var("MESH_GUARD_E2E_REQUIRED").as_deref() == Ok("1") {
         panic!("{message} (MESH_GUARD_E2E_REQUIRED=1)");
     }
@@ -95,6 +104,8 @@ fn run_managed(cli: &Path, user: Value) -> (Scene, FakeApi, String) {
     )
     .unwrap();
     let api = fake_gemini(scene.commands());
+    // The agent runs as an unprivileged user who owns its home and project.
+    scene.give_to(common_e2e::agent_user());
     let mut command = scene.command(cli, false);
     command
         .args([
@@ -111,7 +122,7 @@ fn run_managed(cli: &Path, user: Value) -> (Scene, FakeApi, String) {
         .env_remove("GEMINI_CLI_SYSTEM_DEFAULTS_PATH")
         .env_remove("GOOGLE_API_KEY")
         .env_remove("GOOGLE_CLOUD_PROJECT");
-    let out = run(common_e2e::namespaced(
+    let out = run(common_e2e::namespaced_as_agent(
         &command,
         &[
             (&stage.join("etc/gemini-cli"), "/etc/gemini-cli"),
@@ -127,6 +138,13 @@ fn a_managed_gemini_hook_holds_against_the_users_hooks_switch() {
     let Some(cli) = prerequisites() else { return };
     let (scene, api, context) = run_managed(&cli, json!({"hooksConfig": {"enabled": false}}));
     scene.assert_only_the_harmless_command_ran(&context);
+    // It ran as the agent's user, not as root.
+    let ran = scene.work.join("harmless-command-ran");
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&ran).unwrap()),
+        common_e2e::agent_user().0,
+        "{context}"
+    );
     assert_eq!(scene.record(), scene.one_refusal_by("gemini"), "{context}");
     let table = api
         .requests()

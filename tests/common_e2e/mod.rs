@@ -496,6 +496,88 @@ pub fn assert_replayed(replay: &Value, commands: u64) {
     );
 }
 
+/// The unprivileged user a managed install's end-to-end test runs the agent as (the one
+/// tests/e2e_hardened.rs creates).
+pub const AGENT_USER: &str = "meshguard-agent";
+
+/// The agent's user's uid and gid, created (a system account, no home) when absent.
+pub fn agent_user() -> (u32, u32) {
+    let id = |flag: &str| {
+        Command::new("id")
+            .args([flag, AGENT_USER])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+    };
+    if id("-u").is_none() {
+        let made = Command::new("useradd")
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/bin/sh",
+                AGENT_USER,
+            ])
+            .status()
+            .expect("useradd");
+        assert!(made.success(), "useradd {AGENT_USER}");
+    }
+    (id("-u").expect("a uid"), id("-g").expect("a gid"))
+}
+
+impl Scene {
+    /// Hands the scene to the agent's user: its home and working directory theirs, the
+    /// scene's directory open to them (sticky, so the record may be made there); anything
+    /// else in it (a staged system tree) stays root's.
+    pub fn give_to(&self, (uid, gid): (u32, u32)) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.home.parent().unwrap();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        for top in [&self.home, &self.work] {
+            let status = Command::new("chown")
+                .arg("-R")
+                .arg(format!("{uid}:{gid}"))
+                .arg(top)
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+    }
+}
+
+/// Whether the agent's user can run `cli`: a CLI under a directory only root may enter (CI's
+/// private copy of the checkout) cannot be the one the agent's user runs.
+pub fn agent_can_run(cli: &Path) -> bool {
+    agent_user();
+    Command::new("runuser")
+        .args(["-u", AGENT_USER, "--", "test", "-x"])
+        .arg(cli)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `command` run in a private mount namespace where each `(from, to)` directory is
+/// bind-mounted over `to` (a managed install's system files without touching the machine's),
+/// as the unprivileged `AGENT_USER`, its environment kept.
+pub fn namespaced_as_agent(command: &Command, binds: &[(&Path, &str)]) -> Command {
+    let mut as_agent = Command::new("runuser");
+    as_agent
+        .args(["-p", "-u", AGENT_USER, "--"])
+        .arg(command.get_program())
+        .args(command.get_args());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => as_agent.env(key, value),
+            None => as_agent.env_remove(key),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        as_agent.current_dir(dir);
+    }
+    namespaced(&as_agent, binds)
+}
+
 /// `command` run (as root) in a private mount namespace where each `(from, to)` directory is
 /// bind-mounted over `to`: a managed install's system files without touching the machine's.
 pub fn namespaced(command: &Command, binds: &[(&Path, &str)]) -> Command {
@@ -529,6 +611,15 @@ pub fn namespaced(command: &Command, binds: &[(&Path, &str)]) -> Command {
 
 /// Whether this process may make a private mount namespace (root, with `unshare`).
 pub fn can_namespace() -> bool {
+    let tool = |name: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {name}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !tool("runuser") || !tool("useradd") {
+        return false;
+    }
     let root =
         std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
     root && Command::new("sh")
