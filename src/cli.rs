@@ -209,7 +209,9 @@ Example:
     },
     /// Write the guard's hooks into an agent's settings, merged, with a backup (exit 0 done, 2 error)
     ///
-    /// Example: sudo mesh-guard --catalog ./catalog.toml install claude --scope managed --bin /usr/local/bin/mesh-guard
+    /// The hooks name the --catalog, --rules and --db given here (a hook reads no variable for them).
+    ///
+    /// Example: sudo mesh-guard --catalog ./catalog.toml install codex --scope managed --bin /usr/local/bin/mesh-guard
     Install(InstallArgs),
     /// Remove the guard's hooks from an agent's settings, with a backup (exit 0 done, 2 error)
     #[command(after_help = "Example:\n  mesh-guard uninstall claude --scope user")]
@@ -287,9 +289,9 @@ impl Args {
 
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
-    /// The agent: claude (gemini, codex, copilot and cursor: see docs/agents/)
+    /// The agent: claude, codex, gemini, copilot or cursor
     pub agent: String,
-    /// user: the user's settings; project: the current directory's; managed: the system-wide policy file the agent's user cannot override
+    /// user: the user's settings; project: the current directory's; managed: the agent's machine-wide policy, root-owned (claude: /etc/claude-code/managed-settings.json, codex: /etc/codex/requirements.toml, gemini: /etc/gemini-cli/settings.json, copilot: /etc/github-copilot/policy.d/mesh-guard.json, cursor: /etc/cursor/hooks.json)
     #[arg(long, value_enum, default_value = "user")]
     pub scope: crate::install::Scope,
     /// The binary the hooks run [default: this executable]; in the managed scope it must be root-owned and writable only by root
@@ -301,14 +303,19 @@ pub struct InstallArgs {
     /// Managed scope: where the catalog, rules and compiled index are installed
     #[arg(long, value_name = "DIR", default_value = crate::install::SYSTEM_DIR)]
     pub system_dir: PathBuf,
-    /// Managed scope: also set allowManagedHooksOnly, so no user, project or plugin hook runs
+    /// Managed scope: also keep every user, project and plugin hook from running (claude: allowManagedHooksOnly, codex: allow_managed_hooks_only; the others have no such setting)
     #[arg(long)]
     pub managed_hooks_only: bool,
+    /// Managed scope: write the system files under DIR as if it were / (a machine image, a test's scratch root); the hooks name them as the machine will see them, and nothing is checked for root ownership
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
 }
 
 impl InstallArgs {
-    pub fn request(&self) -> crate::install::Request {
+    pub fn request(&self, given: crate::install::Given) -> crate::install::Request {
         crate::install::Request {
+            root: self.root.clone(),
+            given,
             agent: self.agent.clone(),
             scope: self.scope,
             settings: self.settings.clone(),

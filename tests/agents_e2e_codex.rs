@@ -207,7 +207,9 @@ fn codex_cli_with_the_guard_missing_blocks_every_shell_call_through_the_launcher
     for output in &told {
         assert!(
             output.starts_with("Command blocked by PreToolUse hook: ")
-                && output.contains("mesh-guard failed (exit 127); command refused"),
+                && output.contains(
+                    "mesh-guard could not run (exit 127), so it refuses every command until it can."
+                ),
             "{output:?}"
         );
     }

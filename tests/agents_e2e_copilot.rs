@@ -17,6 +17,7 @@ use common_e2e::{
     FakeApi, Output, Reply, Request, Scene, agent_cli, doc_block, run, with_guard_paths,
 };
 use serde_json::{Value, json};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 fn copilot_cli() -> Option<PathBuf> {
@@ -127,6 +128,21 @@ fn run_copilot(cli: &Path, guard_on_path: bool) -> CopilotRun {
     let api = fake_messages_api(scene.commands());
     let copilot_home = scene.home.join(".copilot");
     std::fs::create_dir_all(copilot_home.join("hooks")).unwrap();
+    // `install` writes the instead-of table into the instructions file Copilot reads at the
+    // start of a session (it drops a sessionStart hook's output); the hook file is then the
+    // page's own, below.
+    let install = std::process::Command::new(env!("CARGO_BIN_EXE_mesh-guard"))
+        .arg("--catalog")
+        .arg(common_e2e::root().join("examples/catalog.toml"))
+        .arg("--db")
+        .arg(&scene.db)
+        .args(["install", "copilot"])
+        .env("HOME", &scene.home)
+        .env("COPILOT_HOME", &copilot_home)
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{install:?}");
+    assert!(copilot_home.join("copilot-instructions.md").is_file());
     std::fs::write(
         copilot_home.join("hooks/mesh-guard.json"),
         with_guard_paths(&doc_block("copilot.md", "json", 0), &scene.db),
@@ -179,11 +195,26 @@ fn copilot_cli_blocks_a_mesh_command_tells_the_model_why_and_runs_a_harmless_one
     let told = told_the_model(&run.api);
     assert_eq!(told.len(), 2, "{told:?}\n{context}");
     assert!(
-        told[0].starts_with("Denied by preToolUse hook: Use the mesh's own tool instead"),
+        told[0].starts_with("Denied by preToolUse hook: Decided by mesh-guard, not an error"),
         "{told:?}"
     );
     assert!(told[0].contains("mesh exec atlas"), "{told:?}");
     assert!(told[0].contains("Nothing else is disabled"), "{told:?}");
+    let _ = writeln!(
+        std::io::stderr(),
+        "e2e: copilot: refusal: the model read {:?}",
+        told[0]
+    );
+    // Whether the session-start hook's table reached the model (docs/agents/README.md).
+    let table = run
+        .api
+        .requests()
+        .iter()
+        .any(|r| r.body.to_string().contains("| instead of | use | tool |"));
+    assert!(
+        table,
+        "the instructions file's table did not reach the model\n{context}"
+    );
     assert!(
         !told[1].contains("Denied") && told[1].contains("exit code 0"),
         "the harmless command was not run: {told:?}"
@@ -199,15 +230,19 @@ fn copilot_cli_blocks_a_mesh_command_tells_the_model_why_and_runs_a_harmless_one
 #[test]
 fn copilot_cli_with_the_guard_missing_blocks_every_shell_call() {
     // The launcher turns "command not found" into exit 2; Copilot denies on exit 2 (and on any
-    // other non-zero exit of a preToolUse hook). With no deny JSON on stdout, the model is told
-    // only that the hook exited with code 2: the launcher's reason goes to stderr.
+    // other non-zero exit of a preToolUse hook). With no deny JSON on stdout, the model would be
+    // told only "hook exited with code 2".
     let Some(cli) = copilot_cli() else { return };
     let run = run_copilot(&cli, false);
     let context = &run.context;
     run.scene.assert_nothing_ran(context);
     let told = told_the_model(&run.api);
+    // The launcher's tail writes the deny answer on stdout too, so the model reads why.
     assert_eq!(
-        told, ["Denied by preToolUse hook: hook exited with code 2"; 2],
+        told,
+        ["Denied by preToolUse hook: Decided by mesh-guard, not an error: do not retry or work \
+          round it. Tell the operator: mesh-guard could not run (exit 127), so it refuses every \
+          command until it can."; 2],
         "{context}"
     );
     assert!(!run.scene.db.exists(), "nothing could have recorded");

@@ -14,6 +14,7 @@ mod common_e2e;
 
 use common_e2e::{FakeApi, Reply, Request, Scene, agent_cli, doc_block, run, with_guard_paths};
 use serde_json::{Value, json};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The Gemini CLI, or None (after saying so loudly) when it cannot run here.
@@ -87,6 +88,8 @@ struct Run {
     stdout: String,
     responses: Vec<Value>,
     scene: Scene,
+    /// The session-start hook's instead-of table reached the model.
+    table: bool,
 }
 
 /// One headless Gemini CLI run with the hook installed; `guard_on_path` false leaves the
@@ -113,7 +116,13 @@ fn run_gemini(cli: &Path, guard_on_path: bool) -> Run {
     let out = run(command);
     let context = format!("gemini {}", out.context(&api));
     assert!(out.status.success(), "{context}");
+    // Whether the session-start hook's table reached the model (docs/agents/README.md).
+    let table = api
+        .requests()
+        .iter()
+        .any(|r| r.body.to_string().contains("| instead of | use | tool |"));
     Run {
+        table,
         context,
         stdout: out.stdout,
         responses: function_responses(&api),
@@ -140,6 +149,15 @@ fn gemini_cli_blocks_a_mesh_command_tells_the_model_why_and_runs_a_harmless_one(
         responses[0]
     );
     assert!(blocked.contains("Nothing else is disabled"), "{blocked}");
+    assert!(blocked.contains(mesh_guard::message::DECISION), "{blocked}");
+    assert!(
+        run.table,
+        "the session-start hook's table did not reach the model\n{context}"
+    );
+    let _ = writeln!(
+        std::io::stderr(),
+        "e2e: gemini: refusal: the model read {blocked:?}"
+    );
     assert!(
         responses[1].get("error").is_none(),
         "the harmless command was refused: {:?}",
@@ -165,8 +183,14 @@ fn gemini_cli_with_the_guard_missing_blocks_every_shell_call_through_the_launche
     assert_eq!(run.responses.len(), 2, "{:?}\n{context}", run.responses);
     for response in &run.responses {
         let error = response["error"].as_str().unwrap_or_default();
+        let _ = writeln!(
+            std::io::stderr(),
+            "e2e: gemini: missing binary: the model read {error:?}"
+        );
         assert!(
-            error.contains("mesh-guard failed (exit 127); command refused"),
+            error.contains(
+                "mesh-guard could not run (exit 127), so it refuses every command until it can."
+            ),
             "{response:?}"
         );
     }

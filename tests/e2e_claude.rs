@@ -344,6 +344,24 @@ impl Outcome {
         results.last().unwrap().clone()
     }
 
+    /// Says on stderr what this CLI showed the model for `case` (docs/agents/README.md keeps
+    /// the table), and gives back the words it put before the guard's own.
+    fn shown(&self, case: &str, guard_words: &str) -> String {
+        let result = self.tool_result();
+        let before = result
+            .split(guard_words)
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let shown: String = result.chars().take(600).collect();
+        let version = claude_cli().map(|c| cli_version(&c)).unwrap_or_default();
+        let _ = writeln!(
+            std::io::stderr(),
+            "e2e: {version}: {case}: the model read {shown:?}"
+        );
+        before
+    }
+
     /// The conversation ran to the scripted end: the CLI took the tool
     /// result back to the model, and exited cleanly.
     fn assert_completed(&self) {
@@ -551,10 +569,22 @@ fn refused_command_does_not_run_and_the_model_reads_why() {
         out.explain()
     );
     let result = out.tool_result();
+    let message = refusal_message(&sandbox, &command);
     assert!(
-        result.contains(&refusal_message(&sandbox, &command)),
+        result.contains(&message),
         "the model did not get the guard's message\n{}",
         out.explain()
+    );
+    // The first words the model reads of the guard's say it is a decision, whatever label
+    // the CLI puts before them (2.1.332: "PreToolUse:Bash hook error: ").
+    assert!(
+        message.starts_with(mesh_guard::message::DECISION),
+        "{message}"
+    );
+    let label = out.shown("refusal (exit 2, deny JSON)", &message);
+    assert!(
+        label.len() < 60 && !label.contains("mesh"),
+        "the CLI put more than a label before the refusal: {label:?}"
     );
     assert!(
         result.contains("mesh exec atlas"),
@@ -688,6 +718,11 @@ fn missing_binary_blocks() {
         "{}",
         out.explain()
     );
+    out.shown(
+        "missing binary (the launcher's refusal)",
+        "Decided by mesh-guard",
+    );
+    assert!(result.contains(mesh_guard::message::DECISION), "{result}");
     assert!(
         result.contains("cargo install"),
         "no install hint: {result}"
@@ -734,6 +769,7 @@ fn crashing_binary_blocks() {
         "ran past a crashed guard\n{}",
         out.explain()
     );
+    out.shown("crash (killed by a signal)", "\u{0}");
 }
 
 /// The file-writing tools go through the guard too: the model cannot grant
@@ -933,18 +969,24 @@ fn mcp_search_answers_the_model() {
         input: json!({"command": "ssh atlas journalctl -u mesh-controller"}),
     };
     let out = Run::new(&sandbox, &cli, call).go();
-    let offered: Vec<String> = out
-        .api
-        .requests()
-        .iter()
-        .filter_map(|r| r.body["tools"].as_array().cloned())
-        .flatten()
-        .filter_map(|t| t["name"].as_str().map(str::to_owned))
-        .filter(|name| name.starts_with("mcp__"))
-        .collect();
+    // Offered in the request's tools (2.1.197), or deferred: named to the model and loaded
+    // through the CLI's tool search (2.1.332), which the scripted model then asks for it.
+    let requests = out.api.requests();
+    let offered = |r: &common_e2e::Request| {
+        r.body["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["name"] == MESH_SEARCH_TOOL))
+    };
+    let deferred = |r: &common_e2e::Request| {
+        !offered(r)
+            && r.body["tools"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t["name"] == claude_api::TOOL_SEARCH))
+            && r.body.to_string().contains(MESH_SEARCH_TOOL)
+    };
     assert!(
-        offered.iter().any(|name| name == MESH_SEARCH_TOOL),
-        "the CLI does not offer {MESH_SEARCH_TOOL}; its MCP tools: {offered:?}\n{}",
+        requests.iter().any(|r| offered(r) || deferred(r)),
+        "the CLI neither offers {MESH_SEARCH_TOOL} nor names it for its tool search\n{}",
         out.explain()
     );
     out.assert_completed();

@@ -354,7 +354,9 @@ fn session_start_warns_when_the_catalog_is_broken() {
 
 /// The first tool a refusal names: its usage, between the first pair of backquotes.
 fn first_usage(message: &str) -> Option<&str> {
-    let rest = message.strip_prefix("Use the mesh's own tool instead: `")?;
+    let rest = message
+        .strip_prefix(mesh_guard::message::DECISION)?
+        .strip_prefix(" Use the mesh's own tool instead: `")?;
     rest.split('`').next()
 }
 

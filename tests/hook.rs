@@ -41,7 +41,7 @@ fn a_refusal_is_the_exact_deny_json_with_a_ready_invocation() {
     let message = assert_refused("ssh atlas journalctl -u mesh-controller");
     assert_eq!(
         message,
-        "Use the mesh's own tool instead: `mesh logs controller --machine atlas` (or `mesh exec atlas -- journalctl -u mesh-controller`). \
+        "Decided by mesh-guard, not an error: do not retry or work round it. Use the mesh's own tool instead: `mesh logs controller --machine atlas` (or `mesh exec atlas -- journalctl -u mesh-controller`). \
          mesh-guard refused `ssh atlas journalctl -u mesh-controller`: it reaches mesh machine `atlas` over ssh. \
          Nothing else is disabled: other commands and tools still work."
     );
@@ -123,7 +123,7 @@ fn one_must_be_created_names_the_shape() {
     let message = assert_refused("docker kill mesh-controller");
     assert!(
         message
-            .starts_with("No mesh tool does `docker kill <container>` yet: one must be created."),
+            .starts_with("Decided by mesh-guard, not an error: do not retry or work round it. No mesh tool does `docker kill <container>` yet: one must be created."),
         "{message}"
     );
     assert!(message.contains("Tell the operator"), "{message}");
@@ -174,7 +174,7 @@ fn a_broken_catalog_refuses_guarded_programs_only() {
         let message = claude_denial(&out.stdout);
         // Issue 14: addressed to the operator, with the file and its first error.
         assert!(
-            message.starts_with("Tell the operator: mesh-guard's catalog cannot be used: ")
+            message.starts_with("Decided by mesh-guard, not an error: do not retry or work round it. Tell the operator: mesh-guard's catalog cannot be used: ")
                 && message.contains(&*catalog.to_string_lossy()),
             "{message}"
         );

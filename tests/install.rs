@@ -217,7 +217,9 @@ fn other_agents_get_the_configuration_their_page_documents() {
         ("copilot", ".copilot/hooks/mesh-guard.json", 0),
         ("cursor", ".cursor/hooks.json", 1),
     ] {
+        // No record given: the page's commands name none.
         let out = guard(home.path())
+            .env_remove("MESH_GUARD_DB")
             .args(["install", agent])
             .output()
             .unwrap();
@@ -230,6 +232,7 @@ fn other_agents_get_the_configuration_their_page_documents() {
                 .unwrap();
         assert_eq!(as_documented, doc_json(agent, block), "{agent}");
         let out = guard(home.path())
+            .env_remove("MESH_GUARD_DB")
             .args(["install", agent])
             .output()
             .unwrap();
@@ -248,18 +251,6 @@ fn other_agents_get_the_configuration_their_page_documents() {
         assert!(
             !left.to_string().contains("mesh-guard"),
             "{agent}: uninstall left {left}"
-        );
-
-        let out = guard(home.path())
-            .args(["install", agent, "--scope", "managed"])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-        assert_eq!(
-            String::from_utf8_lossy(&out.stderr).trim(),
-            format!(
-                "error: the managed scope for {agent} is not supported yet, see docs/agents/{agent}.md for its system-wide hook configuration"
-            )
         );
     }
     let out = guard(home.path())
@@ -327,10 +318,11 @@ fn managed_scope_installs_root_owned_system_files_and_names_them_in_the_hook() {
     assert_eq!(
         command,
         format!(
-            "{} --catalog {} --rules {} hook --agent claude || exit 2",
+            "{} --catalog {} --rules {} --db {} hook --agent claude || {{ s=$?; [ \"$s\" -eq 2 ] || echo \"Decided by mesh-guard, not an error: do not retry or work round it. Tell the operator: mesh-guard could not run (exit $s), so it refuses every command until it can.\" >&2; exit 2; }}",
             sys_bin.display(),
             system.join("catalog.toml").display(),
-            system.join("rules").display()
+            system.join("rules").display(),
+            home.path().join("audit.db").display()
         )
     );
     assert_eq!(
@@ -473,6 +465,65 @@ fn doctor_fails_when_no_agent_has_the_hooks() {
             .unwrap()
             .iter()
             .any(|f| f["level"] == "fail" && f["what"] == "no agent has the guard's hooks"),
+        "{report:#}"
+    );
+}
+
+/// The README's own user-level setup: hooks naming a bare `mesh-guard`, the binary on the
+/// agent's `PATH`. Doctor looks the name up as the agent's shell would (its own `PATH` stands
+/// in for the agent's) and, with no plugin installed, does not judge the plugin's launcher.
+#[test]
+fn doctor_finds_a_bare_mesh_guard_on_path_as_the_agent_would() {
+    let home = tempfile::tempdir().unwrap();
+    let bin_dir = home.path().join("tools");
+    fs::create_dir_all(&bin_dir).unwrap();
+    fs::copy(bin(), bin_dir.join("mesh-guard")).unwrap();
+    let settings = home.path().join(".claude/settings.json");
+    fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let readme =
+        fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let block = readme
+        .split("```json\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    fs::write(&settings, block).unwrap();
+    let findings = |path: &str| {
+        let out = guard(home.path())
+            .env("PATH", path)
+            .arg("--catalog")
+            .arg(example_catalog())
+            .args(["doctor", "--json"])
+            .output()
+            .unwrap();
+        let report: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+        (out.status.code(), report)
+    };
+    let on_path = format!("{}:/usr/bin:/bin", bin_dir.display());
+    let (code, report) = findings(&on_path);
+    assert_eq!(code, Some(0), "{report:#}");
+    assert_eq!(report["sound"], true, "{report:#}");
+    assert!(
+        !report.to_string().contains("launcher finds no mesh-guard"),
+        "{report:#}"
+    );
+
+    // Not on PATH: the hook would run nothing (exit 127), which doctor says plainly.
+    let (code, report) = findings("/usr/bin:/bin");
+    assert_eq!(code, Some(1), "{report:#}");
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["level"] == "fail"
+                && f["what"]
+                    .as_str()
+                    .unwrap()
+                    .contains("`mesh-guard`, which is in no directory of PATH")),
         "{report:#}"
     );
 }

@@ -197,14 +197,14 @@ replaces = ["systemctl restart <unit>"]
         let message = none["message"].as_str().unwrap();
         assert!(
             message.starts_with(&format!(
-                "No mesh tool does `{shape}` yet: one must be created."
+                "Decided by mesh-guard, not an error: do not retry or work round it. No mesh tool does `{shape}` yet: one must be created."
             )),
             "{command}: {message}"
         );
         let found = check(&with_tools, command);
         let message = found["message"].as_str().unwrap();
         assert!(
-            message.starts_with(&format!("Use the mesh's own tool instead: `{usage}`")),
+            message.starts_with(&format!("Decided by mesh-guard, not an error: do not retry or work round it. Use the mesh's own tool instead: `{usage}`")),
             "{command}: {message}"
         );
         for m in [none["message"].as_str().unwrap(), message] {
@@ -391,7 +391,7 @@ fn the_refusal_mentions_mesh_search_only_with_the_server() {
     let (with, without) = (claude_denial(&with.stdout), claude_denial(&without.stdout));
     assert_eq!(
         with,
-        "Use the mesh's own tool instead: `mesh logs controller --machine atlas` (or `mesh exec atlas -- journalctl -u mesh-controller`). mesh-guard refused `ssh atlas journalctl -u mesh-controller`: it reaches mesh machine `atlas` over ssh. Before a shell command, ask the MCP tool `mesh_search` which mesh tool replaces it. Nothing else is disabled: other commands and tools still work."
+        "Decided by mesh-guard, not an error: do not retry or work round it. Use the mesh's own tool instead: `mesh logs controller --machine atlas` (or `mesh exec atlas -- journalctl -u mesh-controller`). mesh-guard refused `ssh atlas journalctl -u mesh-controller`: it reaches mesh machine `atlas` over ssh. Before a shell command, ask the MCP tool `mesh_search` which mesh tool replaces it. Nothing else is disabled: other commands and tools still work."
     );
     assert!(!without.contains("mesh_search"), "{without}");
     assert!(with.chars().count() < 1000);

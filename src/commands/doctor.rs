@@ -5,7 +5,7 @@ mod record;
 mod setup;
 mod signers;
 mod trust;
-use setup::{agent_user, first_word, installed_hooks, launcher_binary, option_in};
+use setup::{agent_user, hook_program, installed_hooks, launcher_binary, option_in};
 
 use crate::config::Paths;
 use crate::error::exit;
@@ -193,35 +193,35 @@ fn check_catalog_and_rules(found: &InForce, report: &mut Report) -> Option<crate
 /// The binary the plugin's launcher finds, and those the installed hooks name; gives the
 /// latter back.
 fn check_binaries(found: &InForce, report: &mut Report) -> Vec<PathBuf> {
-    let hook_bins: Vec<PathBuf> = found
-        .installed
-        .iter()
-        .filter(|i| i.scope != "plugin")
-        .filter_map(|i| first_word(&i.command))
-        .collect();
-    match &found.launcher {
-        Some(bin) => report.add(
-            Level::Ok,
-            format!("the plugin's launcher runs {}", bin.display()),
-            "",
-        ),
-        None => report.add(
-            if hook_bins.iter().any(|b| b.is_file()) {
-                Level::Warn
-            } else {
-                Level::Fail
-            },
-            "the plugin's launcher finds no mesh-guard (/usr/local/bin, /usr/bin, ~/.cargo/bin, ~/.local/bin)",
-            "sudo install -m 0755 mesh-guard /usr/local/bin/, or cargo install --locked --path <checkout>",
-        ),
-    }
-    for bin in &hook_bins {
-        if !bin.is_file() {
-            report.add(
+    let mut hook_bins = Vec::new();
+    for i in found.installed.iter().filter(|i| i.scope != "plugin") {
+        match hook_program(&i.command) {
+            Ok(bin) if bin.is_file() => hook_bins.push(bin),
+            Ok(bin) => report.add(
                 Level::Fail,
                 format!("a hook runs {}, which does not exist", bin.display()),
                 "install the binary there, or run mesh-guard install again with --bin",
-            );
+            ),
+            Err(why) => report.add(
+                Level::Fail,
+                format!("{why} ({})", i.settings.display()),
+                "install the binary on the agent's PATH, or run mesh-guard install again (it names the binary by absolute path)",
+            ),
+        }
+    }
+    // The launcher runs only the plugin's hooks: without the plugin, what it finds is moot.
+    if found.installed.iter().any(|i| i.scope == "plugin") {
+        match &found.launcher {
+            Some(bin) => report.add(
+                Level::Ok,
+                format!("the plugin's launcher runs {}", bin.display()),
+                "",
+            ),
+            None => report.add(
+                Level::Fail,
+                "the plugin's launcher finds no mesh-guard (/usr/local/bin, /usr/bin, ~/.cargo/bin, ~/.local/bin)",
+                "sudo install -m 0755 mesh-guard /usr/local/bin/, or cargo install --locked --path <checkout>",
+            ),
         }
     }
     hook_bins

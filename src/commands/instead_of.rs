@@ -29,10 +29,9 @@ pub const INSTEAD_OF_SEARCH: &str = "For a command not in this table, ask the MC
 /// The "instead of" table: every `replaces` shape → the tool and its usage, filled as a
 /// refusal fills it (`instead::table`).
 pub fn instead_of_table(catalog: &Catalog, format: TableFormat) -> String {
-    let rows = crate::instead::table(catalog);
     match format {
         TableFormat::Json => {
-            let list: Vec<_> = rows
+            let list: Vec<_> = crate::instead::table(catalog)
                 .iter()
                 .map(|r| {
                     serde_json::json!({"instead_of": r.instead_of, "tool": r.tool, "usage": r.usage})
@@ -40,17 +39,6 @@ pub fn instead_of_table(catalog: &Catalog, format: TableFormat) -> String {
                 .collect();
             format!("{}\n", serde_json::Value::Array(list))
         }
-        TableFormat::Markdown => {
-            let mut out = String::from("| instead of | use | tool |\n|---|---|---|\n");
-            for r in rows {
-                out.push_str(&format!(
-                    "| `{}` | `{}` | {} |\n",
-                    r.instead_of.replace('|', "\\|"),
-                    r.usage.replace('|', "\\|"),
-                    r.tool
-                ));
-            }
-            out
-        }
+        TableFormat::Markdown => crate::instead::markdown(catalog),
     }
 }

@@ -18,6 +18,11 @@ use crate::cli::{Args, CatalogAction, Command};
 use crate::config::Paths;
 
 pub fn run(args: Args) -> i32 {
+    let given = crate::install::Given {
+        catalog: args.catalog.clone(),
+        db: args.db.clone(),
+        rules: args.rules.clone(),
+    };
     let mut paths = Paths::resolve(args.catalog, args.db, args.rules);
     if !args.command.is_hook() {
         paths.home = crate::config::Home::Session;
@@ -46,8 +51,8 @@ pub fn run(args: Args) -> i32 {
         Command::Catalog {
             action: CatalogAction::Compile,
         } => catalog::compile(&paths),
-        Command::Install(install) => crate::install::install(&paths, &install.request()),
-        Command::Uninstall(install) => crate::install::uninstall(&install.request()),
+        Command::Install(install) => crate::install::install(&paths, &install.request(given)),
+        Command::Uninstall(install) => crate::install::uninstall(&install.request(given)),
         Command::Override {
             action: crate::cli::OverrideAction::Grant(grant),
         } => override_grant::run(&paths, &grant),

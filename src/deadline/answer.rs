@@ -8,7 +8,7 @@ use crate::hook::Agent;
 /// The message, as a macro so that `concat!` can build the answers from it.
 macro_rules! message {
     () => {
-        "Tell the operator: mesh-guard could not check the proposed command: the check took too long; it refuses what it cannot check. Nothing else is disabled: other commands and tools still work."
+        "Decided by mesh-guard, not an error: do not retry or work round it. Tell the operator: mesh-guard could not check the proposed command: the check took too long; it refuses what it cannot check. Nothing else is disabled: other commands and tools still work."
     };
 }
 

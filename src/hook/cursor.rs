@@ -32,7 +32,13 @@ pub(super) fn deny(message: &str) -> Value {
     serde_json::json!({ "permission": "deny", "user_message": message, "agent_message": message })
 }
 
-/// Claude's form, which every agent is given at SessionStart today.
+/// Cursor's `sessionStart` reads `additional_context`; Claude's form is kept beside it for
+/// a Cursor that runs the hook from Claude Code's settings.
 pub(super) fn session_start(context: &str) -> String {
-    claude::session_start(context)
+    let mut answer: Value =
+        serde_json::from_str(&claude::session_start(context)).unwrap_or_else(|_| Value::Null);
+    if let Some(map) = answer.as_object_mut() {
+        map.insert("additional_context".into(), Value::String(context.into()));
+    }
+    answer.to_string()
 }

@@ -2,22 +2,25 @@
 //! with what is there (other keys and other hooks kept), with a backup of the file it
 //! replaces, and idempotent. `--scope managed` is the hardened install (decision 0010):
 //! the system-wide policy file, a root-owned binary named by absolute path, and the
-//! catalog, rules and compiled index copied into root-owned system paths.
+//! catalog, rules and compiled index copied into root-owned system paths. At every scope the
+//! hook's command line names the catalog, rules and record `install` was given: a hook reads
+//! no variable for them (decision 0059), so a path left off would silently be the default.
 
+mod entries;
+mod instructions;
 mod system;
+pub use entries::MATCHER;
+use entries::entries;
 use system::*;
 
 pub(crate) mod settings;
 use settings::*;
 
 use crate::error::exit;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 pub use crate::config::SYSTEM_DIR;
-
-/// The tools whose calls the PreToolUse hook sees: the shell and the file writers.
-pub const MATCHER: &str = "Bash|Write|Edit|MultiEdit|NotebookEdit";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Scope {
@@ -48,6 +51,20 @@ pub struct Request {
     pub system_dir: Option<PathBuf>,
     /// Managed scope only: run no hooks but the managed ones.
     pub managed_hooks_only: bool,
+    /// Managed scope only: write the system files under this directory, as if it were `/`
+    /// (a machine image's tree, or a test's scratch root); the hooks name them as they will
+    /// be found on the machine, and nothing is checked for root ownership.
+    pub root: Option<PathBuf>,
+    /// The paths `install` was given (`--catalog`, `--db`, `--rules` or their variables).
+    pub given: Given,
+}
+
+/// The guard's paths as the command line (or its variables) gave them; None for a default.
+#[derive(Debug, Clone, Default)]
+pub struct Given {
+    pub catalog: Option<PathBuf>,
+    pub db: Option<PathBuf>,
+    pub rules: Option<PathBuf>,
 }
 
 /// Claude Code's settings file for `scope`.
@@ -101,11 +118,12 @@ pub fn settings_file(agent: &str, scope: Scope) -> Result<PathBuf, String> {
         ("copilot", Scope::Project) => cwd.join(".github/hooks/mesh-guard.json"),
         ("cursor", Scope::User) => home().join(".cursor/hooks.json"),
         ("cursor", Scope::Project) => cwd.join(".cursor/hooks.json"),
-        (agent, Scope::Managed) if AGENTS.contains(&agent) => {
-            return Err(format!(
-                "the managed scope for {agent} is not supported yet, see docs/agents/{agent}.md for its system-wide hook configuration"
-            ));
+        ("codex", Scope::Managed) => PathBuf::from("/etc/codex/requirements.toml"),
+        ("gemini", Scope::Managed) => PathBuf::from("/etc/gemini-cli/settings.json"),
+        ("copilot", Scope::Managed) => {
+            PathBuf::from("/etc/github-copilot/policy.d/mesh-guard.json")
         }
+        ("cursor", Scope::Managed) => PathBuf::from("/etc/cursor/hooks.json"),
         (other, _) => {
             return Err(format!(
                 "unknown agent `{other}`: one of {}",
@@ -114,80 +132,6 @@ pub fn settings_file(agent: &str, scope: Scope) -> Result<PathBuf, String> {
         }
     };
     Ok(path)
-}
-
-/// The hook command for an agent other than Claude: any failure but a refusal is turned
-/// into one (docs/agents/hook-spec.md).
-fn fail_closed_command(prefix: &str, agent: &str) -> String {
-    format!(
-        "{prefix} hook --agent {agent} || {{ s=$?; [ \"$s\" -eq 2 ] || echo \"mesh-guard failed (exit $s); command refused\" >&2; exit 2; }}"
-    )
-}
-
-/// The entries `install` adds for `agent`: (event, entry), and the file's format version
-/// where the agent wants one.
-fn entries(agent: &str, prefix: &str) -> (Vec<(&'static str, Value)>, Option<u64>) {
-    let command = fail_closed_command(prefix, agent);
-    match agent {
-        "gemini" => (
-            vec![(
-                "BeforeTool",
-                json!({"matcher": "*", "hooks": [{
-                    "name": "mesh-guard", "type": "command", "command": command,
-                    "timeout": 30000, "description": "Refuses shell commands aimed at the mesh",
-                }]}),
-            )],
-            None,
-        ),
-        "codex" => (
-            vec![(
-                "PreToolUse",
-                json!({"matcher": "*", "hooks": [{
-                    "type": "command", "command": command, "timeout": 30, "statusMessage": "mesh-guard",
-                }]}),
-            )],
-            None,
-        ),
-        "copilot" => (
-            vec![(
-                "preToolUse",
-                json!({"type": "command", "bash": command, "timeoutSec": 30}),
-            )],
-            Some(1),
-        ),
-        "cursor" => (
-            vec![
-                (
-                    "beforeShellExecution",
-                    json!({"command": command, "timeout": 30, "failClosed": true}),
-                ),
-                (
-                    "preToolUse",
-                    json!({"matcher": "Write|Delete", "command": command, "timeout": 30, "failClosed": true}),
-                ),
-            ],
-            Some(1),
-        ),
-        _ => (
-            vec![
-                (
-                    "PreToolUse",
-                    json!({"matcher": MATCHER, "hooks": [{
-                        "type": "command",
-                        "command": format!("{prefix} hook --agent claude || exit 2"),
-                    }]}),
-                ),
-                (
-                    "SessionStart",
-                    json!({"hooks": [{
-                        "type": "command",
-                        "command": format!("{prefix} session-start --agent claude || exit 2"),
-                    }]}),
-                ),
-            ],
-            None,
-        ),
-    }
 }
 
 pub fn install(paths: &crate::config::Paths, req: &Request) -> i32 {
@@ -213,14 +157,47 @@ fn finish(result: Result<Vec<String>, String>) -> i32 {
     }
 }
 
+/// `path` under the staging root, where one is given.
+fn staged(root: Option<&Path>, path: &Path) -> PathBuf {
+    match root {
+        Some(root) => root.join(path.strip_prefix("/").unwrap_or(path)),
+        None => path.to_path_buf(),
+    }
+}
+
+/// `path`, staged under `root`, as the machine will see it.
+fn unstaged(root: Option<&Path>, path: &Path) -> PathBuf {
+    match root.and_then(|r| path.strip_prefix(r).ok()) {
+        Some(rest) => Path::new("/").join(rest),
+        None => path.to_path_buf(),
+    }
+}
+
+/// The file `install` writes: `--settings`, or the agent's own for the scope (staged).
+fn target(req: &Request) -> Result<PathBuf, String> {
+    let usual = settings_file(&req.agent, req.scope)?;
+    Ok(match &req.settings {
+        Some(path) => path.clone(),
+        None if req.scope == Scope::Managed => staged(req.root.as_deref(), &usual),
+        None => usual,
+    })
+}
+
+/// An absolute form of a path the user gave, so that the hook finds it from any directory.
+fn absolute(path: &Path) -> Result<PathBuf, String> {
+    if let Ok(path) = std::fs::canonicalize(path) {
+        return Ok(path);
+    }
+    // A record not made yet: its directory must exist or be made by the guard later.
+    std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn option(name: &str, path: &Path) -> String {
+    format!(" --{name} {}", shell_words::quote(&path.to_string_lossy()))
+}
+
 fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<String>, String> {
-    let settings = match &req.settings {
-        Some(path) => {
-            settings_file(&req.agent, req.scope)?;
-            path.clone()
-        }
-        None => settings_file(&req.agent, req.scope)?,
-    };
+    let settings = target(req)?;
     let mut said = Vec::new();
     let bin = match &req.bin {
         Some(bin) => std::fs::canonicalize(bin)
@@ -229,12 +206,16 @@ fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<Stri
             .and_then(std::fs::canonicalize)
             .map_err(|e| format!("cannot find this executable: {e}"))?,
     };
-    let mut options = Vec::new();
+    let mut options = String::new();
+    let root = req.root.as_deref();
     if req.scope == Scope::Managed {
-        if crate::perm::current_uid() != Some(0) {
-            return Err("the managed scope writes root-owned system files: run it as root (sudo mesh-guard install claude --scope managed)".into());
+        if root.is_none() && crate::perm::current_uid() != Some(0) {
+            return Err(format!(
+                "the managed scope writes root-owned system files: run it as root (sudo mesh-guard install {} --scope managed)",
+                req.agent
+            ));
         }
-        if let Some(why) = crate::perm::writable_by_non_root(&bin) {
+        if let Some(why) = crate::perm::writable_by_non_root(&bin).filter(|_| root.is_none()) {
             return Err(format!(
                 "{} cannot be the hardened hook's binary: {why}; install it root-owned (e.g. sudo install -o root -m 0755 mesh-guard /usr/local/bin/) and pass --bin",
                 bin.display()
@@ -244,51 +225,111 @@ fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<Stri
             .system_dir
             .clone()
             .unwrap_or_else(|| PathBuf::from(SYSTEM_DIR));
-        let (catalog, rules) = install_system_files(paths, &system, &mut said)?;
-        options.push(format!(
-            "--catalog {}",
-            shell_words::quote(&catalog.to_string_lossy())
-        ));
-        options.push(format!(
-            "--rules {}",
-            shell_words::quote(&rules.to_string_lossy())
-        ));
+        let (catalog, rules) = install_system_files(paths, &staged(root, &system), &mut said)?;
+        options.push_str(&option("catalog", &unstaged(root, &catalog)));
+        options.push_str(&option("rules", &unstaged(root, &rules)));
+    } else {
+        if let Some(catalog) = &req.given.catalog {
+            options.push_str(&option("catalog", &absolute(catalog)?));
+        }
+        if let Some(rules) = &req.given.rules {
+            options.push_str(&option("rules", &absolute(rules)?));
+        }
     }
-    let prefix = format!(
-        "{}{}",
-        shell_words::quote(&bin.to_string_lossy()),
-        options.iter().map(|o| format!(" {o}")).collect::<String>()
-    );
-    let mut doc = read_settings(&settings)?;
+    if let Some(db) = &req.given.db {
+        options.push_str(&option("db", &absolute(db)?));
+    }
+    let prefix = format!("{}{options}", shell_words::quote(&bin.to_string_lossy()));
+    let format = Format::of(&settings);
+    let mut doc = read_settings(&settings, format)?;
     remove_ours(&mut doc);
     add_ours(&mut doc, &req.agent, &prefix);
-    if req.scope == Scope::Managed && req.managed_hooks_only {
-        doc.insert("allowManagedHooksOnly".into(), Value::Bool(true));
+    if req.scope == Scope::Managed {
+        said.extend(policy(&mut doc, req));
     }
-    said.extend(write_settings(&settings, &Value::Object(doc), req.scope)?);
+    said.extend(write_settings(
+        &settings,
+        &Value::Object(doc),
+        req.scope,
+        format,
+    )?);
+    if let Some(file) = instructions::file(&req.agent, req.scope).filter(|_| req.settings.is_none())
+    {
+        match crate::catalog::load(&paths.catalog) {
+            Ok(catalog) => {
+                let table = crate::instead::markdown(&catalog);
+                said.extend(instructions::write(&file, &table)?);
+            }
+            Err(_) => said.push(format!(
+                "{}: the catalog cannot be read, so no instead-of table was written to {}",
+                paths.catalog.display(),
+                file.display()
+            )),
+        }
+    }
     Ok(said)
 }
 
-fn uninstall_inner(req: &Request) -> Result<Vec<String>, String> {
-    let settings = match &req.settings {
-        Some(path) => {
-            settings_file(&req.agent, req.scope)?;
-            path.clone()
+/// What the managed scope sets besides the hooks, so that the agent's user cannot switch
+/// them off: each agent's own keys (docs/agents/<agent>.md says what they stop).
+fn policy(doc: &mut serde_json::Map<String, Value>, req: &Request) -> Vec<String> {
+    use serde_json::json;
+    let mut said = Vec::new();
+    match req.agent.as_str() {
+        "codex" => {
+            // Requirements pin a feature's value: a user's `[features] hooks = false` (or
+            // `-c features.hooks=false`) falls back to it.
+            let features = doc.entry("features").or_insert_with(|| json!({}));
+            if let Some(features) = features.as_object_mut() {
+                features.insert("hooks".into(), Value::Bool(true));
+            }
+            let system = req.system_dir.clone().unwrap_or_else(|| SYSTEM_DIR.into());
+            if let Some(hooks) = doc.get_mut("hooks").and_then(Value::as_object_mut) {
+                hooks
+                    .entry("managed_dir")
+                    .or_insert_with(|| json!(system.to_string_lossy()));
+            }
+            if req.managed_hooks_only {
+                doc.insert("allow_managed_hooks_only".into(), Value::Bool(true));
+            }
         }
-        None => settings_file(&req.agent, req.scope)?,
-    };
+        "gemini" => {
+            // System settings override the user's and the workspace's for a value.
+            let config = doc.entry("hooksConfig").or_insert_with(|| json!({}));
+            if let Some(config) = config.as_object_mut() {
+                config.insert("enabled".into(), Value::Bool(true));
+            }
+        }
+        "claude" if req.managed_hooks_only => {
+            doc.insert("allowManagedHooksOnly".into(), Value::Bool(true));
+        }
+        agent if req.managed_hooks_only => said.push(format!(
+            "{agent} has no setting that keeps the user's own hooks from running; --managed-hooks-only changes nothing for it"
+        )),
+        _ => {}
+    }
+    said
+}
+
+fn uninstall_inner(req: &Request) -> Result<Vec<String>, String> {
+    let settings = target(req)?;
     if !settings.exists() {
         return Ok(vec![format!(
             "{}: absent, nothing to undo",
             settings.display()
         )]);
     }
-    let mut doc = read_settings(&settings)?;
+    let format = Format::of(&settings);
+    let mut doc = read_settings(&settings, format)?;
     remove_ours(&mut doc);
-    let mut said = write_settings(&settings, &Value::Object(doc), req.scope)?;
+    let mut said = write_settings(&settings, &Value::Object(doc), req.scope, format)?;
+    if let Some(file) = instructions::file(&req.agent, req.scope).filter(|_| req.settings.is_none())
+    {
+        said.extend(instructions::remove(&file)?);
+    }
     if req.scope == Scope::Managed {
         said.push(format!(
-            "the system files in {} are left in place; remove them by hand when no hook needs them",
+            "the system files in {} and the policy's other keys are left in place; remove them by hand when no hook needs them",
             req.system_dir
                 .as_deref()
                 .unwrap_or(Path::new(SYSTEM_DIR))

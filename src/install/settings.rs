@@ -1,11 +1,28 @@
 //! An agent's settings file: read, the guard's hook entries found, removed or added, written
-//! with a backup.
+//! with a backup. Every agent's is JSON but Codex's `requirements.toml`, whose `[hooks]`
+//! tables have the shape of its `hooks.json`: it is read into the same JSON values.
 
 use super::{Scope, entries, set_mode};
 use serde_json::{Map, Value, json};
 use std::path::Path;
 
-pub(crate) fn read_settings(path: &Path) -> Result<Map<String, Value>, String> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Toml,
+}
+
+impl Format {
+    pub fn of(path: &Path) -> Format {
+        if path.extension().is_some_and(|e| e == "toml") {
+            Format::Toml
+        } else {
+            Format::Json
+        }
+    }
+}
+
+pub fn read_settings(path: &Path, format: Format) -> Result<Map<String, Value>, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
@@ -13,6 +30,17 @@ pub(crate) fn read_settings(path: &Path) -> Result<Map<String, Value>, String> {
     };
     if text.trim().is_empty() {
         return Ok(Map::new());
+    }
+    if format == Format::Toml {
+        let table = toml::from_str::<toml::Table>(&text)
+            .map_err(|e| format!("{}: not valid TOML ({e}); left unchanged", path.display()))?;
+        return match serde_json::to_value(table) {
+            Ok(Value::Object(map)) => Ok(map),
+            _ => Err(format!(
+                "{}: not a TOML table; left unchanged",
+                path.display()
+            )),
+        };
     }
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(map)) => Ok(map),
@@ -116,33 +144,39 @@ pub(crate) fn write_settings(
     path: &Path,
     doc: &Value,
     scope: Scope,
+    format: Format,
 ) -> Result<Vec<String>, String> {
-    let text = format!(
-        "{}\n",
-        serde_json::to_string_pretty(doc).expect("JSON values serialize")
-    );
+    let text = match format {
+        Format::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(doc).expect("JSON values serialize")
+        ),
+        // Read from TOML and given only strings, numbers, booleans, arrays and tables. Keys
+        // sorted, so that a second install writes the same bytes as the first.
+        Format::Toml => {
+            toml::to_string(&sorted(doc)).map_err(|e| format!("{}: {e}", path.display()))?
+        }
+    };
     let old = std::fs::read(path).ok();
     if old.as_deref() == Some(text.as_bytes()) {
         return Ok(vec![format!("{}: already up to date", path.display())]);
     }
     let mut said = Vec::new();
     if let Some(old) = &old {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0);
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let backup = path.with_file_name(format!("{name}.bak-{stamp}"));
+        let backup = backup_path(path);
         std::fs::write(&backup, old).map_err(|e| format!("{}: {e}", backup.display()))?;
         said.push(format!("backup: {}", backup.display()));
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        if scope == Scope::Managed && !dir.exists() {
+            super::create_root_dir(dir)?;
+        } else {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
     }
-    let temp = path.with_extension("json.mesh-guard-tmp");
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(".mesh-guard-tmp");
+    let temp = std::path::PathBuf::from(temp);
     std::fs::write(&temp, &text)
         .and_then(|()| std::fs::rename(&temp, path))
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -151,4 +185,34 @@ pub(crate) fn write_settings(
     }
     said.push(format!("hooks written: {}", path.display()));
     Ok(said)
+}
+
+/// `value` with every table's keys in order.
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Where the file at `path` is kept before it is replaced: `<file>.bak-<unix ms>`.
+pub(crate) fn backup_path(path: &Path) -> std::path::PathBuf {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!("{name}.bak-{stamp}"))
 }

@@ -85,6 +85,21 @@ pub struct Row {
     pub usage: String,
 }
 
+/// The "instead of" table as Markdown, the form an agent reads (`instead-of`, the
+/// session-start context, an agent's instructions file).
+pub fn markdown(catalog: &Catalog) -> String {
+    let mut out = String::from("| instead of | use | tool |\n|---|---|---|\n");
+    for r in table(catalog) {
+        out.push_str(&format!(
+            "| `{}` | `{}` | {} |\n",
+            r.instead_of.replace('|', "\\|"),
+            r.usage.replace('|', "\\|"),
+            r.tool
+        ));
+    }
+    out
+}
+
 /// The "instead of" table: every `replaces` shape, in catalog order (module tools first,
 /// the order ranking breaks ties in).
 pub fn table(catalog: &Catalog) -> Vec<Row> {

@@ -15,6 +15,11 @@ const MAX_COMMAND_CHARS: usize = 160;
 pub const SEARCH: &str =
     " Before a shell command, ask the MCP tool `mesh_search` which mesh tool replaces it.";
 const NOTHING_ELSE: &str = "Nothing else is disabled: other commands and tools still work.";
+/// A refusal's first words. Agents' CLIs put their own words before it (Claude Code 2.1.332:
+/// `PreToolUse:Bash hook error: `, whatever the answer's form), which read as a broken hook
+/// to retry or get round; these say it is the guard's decision before anything else, and the
+/// action follows at once (docs/agents/README.md has what each CLI shows the model).
+pub const DECISION: &str = "Decided by mesh-guard, not an error: do not retry or work round it.";
 
 /// What the agent has besides the shell, for the message to point at.
 #[derive(Debug, Clone, Copy, Default)]
@@ -108,7 +113,7 @@ pub fn render_for(refusal: &Refusal, instead: &[Suggestion], hints: Hints) -> St
             }
         }
     };
-    cap(text)
+    cap(format!("{DECISION} {text}"))
 }
 
 /// "over ssh", "through the container engine on that machine".

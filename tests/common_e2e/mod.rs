@@ -66,14 +66,17 @@ pub fn doc_block(doc: &str, lang: &str, n: usize) -> String {
 /// command line: a hook takes its paths from there, never from its environment
 /// (decision 0059), and this home is not the account's.
 pub fn with_guard_paths(block: &str, db: &Path) -> String {
-    block.replace(
-        "mesh-guard hook",
-        &format!(
-            "mesh-guard --catalog {} --db {} hook",
-            root().join("examples/catalog.toml").display(),
-            db.display()
-        ),
-    )
+    let options = format!(
+        "mesh-guard --catalog {} --db {}",
+        root().join("examples/catalog.toml").display(),
+        db.display()
+    );
+    block
+        .replace("mesh-guard hook", &format!("{options} hook"))
+        .replace(
+            "mesh-guard session-start",
+            &format!("{options} session-start"),
+        )
 }
 
 /// One request the CLI made to the fake API.
@@ -491,4 +494,136 @@ pub fn assert_replayed(replay: &Value, commands: u64) {
         Some(0),
         "{replay:#}"
     );
+}
+
+/// The unprivileged user a managed install's end-to-end test runs the agent as (the one
+/// tests/e2e_hardened.rs creates).
+pub const AGENT_USER: &str = "meshguard-agent";
+
+/// The agent's user's uid and gid, created (a system account, no home) when absent.
+pub fn agent_user() -> (u32, u32) {
+    let id = |flag: &str| {
+        Command::new("id")
+            .args([flag, AGENT_USER])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+    };
+    if id("-u").is_none() {
+        let made = Command::new("useradd")
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/bin/sh",
+                AGENT_USER,
+            ])
+            .status()
+            .expect("useradd");
+        assert!(made.success(), "useradd {AGENT_USER}");
+    }
+    (id("-u").expect("a uid"), id("-g").expect("a gid"))
+}
+
+impl Scene {
+    /// Hands the scene to the agent's user: its home and working directory theirs, the
+    /// scene's directory open to them (sticky, so the record may be made there); anything
+    /// else in it (a staged system tree) stays root's.
+    pub fn give_to(&self, (uid, gid): (u32, u32)) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.home.parent().unwrap();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        for top in [&self.home, &self.work] {
+            let status = Command::new("chown")
+                .arg("-R")
+                .arg(format!("{uid}:{gid}"))
+                .arg(top)
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+    }
+}
+
+/// Whether the agent's user can run `cli`: a CLI under a directory only root may enter (CI's
+/// private copy of the checkout) cannot be the one the agent's user runs.
+pub fn agent_can_run(cli: &Path) -> bool {
+    agent_user();
+    Command::new("runuser")
+        .args(["-u", AGENT_USER, "--", "test", "-x"])
+        .arg(cli)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `command` run in a private mount namespace where each `(from, to)` directory is
+/// bind-mounted over `to` (a managed install's system files without touching the machine's),
+/// as the unprivileged `AGENT_USER`, its environment kept.
+pub fn namespaced_as_agent(command: &Command, binds: &[(&Path, &str)]) -> Command {
+    let mut as_agent = Command::new("runuser");
+    as_agent
+        .args(["-p", "-u", AGENT_USER, "--"])
+        .arg(command.get_program())
+        .args(command.get_args());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => as_agent.env(key, value),
+            None => as_agent.env_remove(key),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        as_agent.current_dir(dir);
+    }
+    namespaced(&as_agent, binds)
+}
+
+/// `command` run (as root) in a private mount namespace where each `(from, to)` directory is
+/// bind-mounted over `to`: a managed install's system files without touching the machine's.
+pub fn namespaced(command: &Command, binds: &[(&Path, &str)]) -> Command {
+    let mut script = String::new();
+    for (n, (_, to)) in binds.iter().enumerate() {
+        // The mount points must exist; empty directories change nothing on the machine.
+        let _ = std::fs::create_dir_all(to);
+        script.push_str(&format!("mount --bind \"${}\" {to} && ", n + 1));
+    }
+    script.push_str(&format!("shift {} && exec \"$@\"", binds.len()));
+    let mut wrapped = Command::new("unshare");
+    wrapped
+        .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+        .arg(script)
+        .arg("sh");
+    for (from, _) in binds {
+        wrapped.arg(from);
+    }
+    wrapped.arg(command.get_program()).args(command.get_args());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => wrapped.env(key, value),
+            None => wrapped.env_remove(key),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped
+}
+
+/// Whether this process may make a private mount namespace (root, with `unshare`).
+pub fn can_namespace() -> bool {
+    let tool = |name: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {name}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !tool("runuser") || !tool("useradd") {
+        return false;
+    }
+    let root =
+        std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
+    root && Command::new("sh")
+        .args(["-c", "command -v unshare"])
+        .output()
+        .is_ok_and(|o| o.status.success())
 }

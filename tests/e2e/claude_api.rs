@@ -12,6 +12,12 @@ use serde_json::{Value, json};
 /// The id of the one tool call the script makes.
 pub const TOOL_USE_ID: &str = "toolu_e2e_mesh_guard_01";
 
+/// The id of the tool search the script makes first when its tool is deferred.
+pub const SEARCH_USE_ID: &str = "toolu_e2e_mesh_guard_search";
+
+/// Claude Code's tool that loads a deferred tool (MCP tools, from 2.1.2xx on).
+pub const TOOL_SEARCH: &str = "ToolSearch";
+
 /// The one tool call the scripted model makes.
 #[derive(Clone, Debug)]
 pub struct ToolCall {
@@ -65,17 +71,32 @@ fn answer(request: &Request, call: &ToolCall) -> Reply {
 }
 
 /// The scripted model. The main conversation offers the tool: its first turn
-/// calls it, and once the result is in, it stops. Side requests the CLI may
-/// make on its own (titles, summaries: the tool not offered) get a short text.
+/// calls it, and once the result is in, it stops. Where the CLI defers the tool (names it
+/// to the model but leaves it out of the request's tools until its tool search loads it),
+/// the model first asks the tool search for it by name, as a real model does. Side requests
+/// the CLI may make on its own (titles, summaries: the tool not offered) get a short text.
 fn reply_to(request: &Value, call: &ToolCall) -> Value {
     let model = request["model"].as_str().unwrap_or("claude-e2e");
-    let offers_tool = request["tools"]
-        .as_array()
-        .is_some_and(|tools| tools.iter().any(|t| t["name"] == call.name.as_str()));
-    if offers_tool && find_tool_result(request).is_none() {
+    let offers = |name: &str| {
+        request["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|t| t["name"] == name))
+    };
+    let deferred = !offers(&call.name)
+        && offers(TOOL_SEARCH)
+        && request.to_string().contains(&call.name)
+        && !has_tool_use(request, SEARCH_USE_ID);
+    if offers(&call.name) && find_tool_result(request).is_none() {
         message(
             model,
             json!({"type": "tool_use", "id": TOOL_USE_ID, "name": call.name, "input": call.input}),
+            "tool_use",
+        )
+    } else if deferred {
+        message(
+            model,
+            json!({"type": "tool_use", "id": SEARCH_USE_ID, "name": TOOL_SEARCH,
+                "input": {"query": format!("select:{}", call.name), "max_results": 1}}),
             "tool_use",
         )
     } else {
@@ -85,6 +106,17 @@ fn reply_to(request: &Value, call: &ToolCall) -> Value {
             "end_turn",
         )
     }
+}
+
+/// Whether the conversation holds the model's tool call `id`.
+fn has_tool_use(request: &Value, id: &str) -> bool {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .any(|block| block["type"] == "tool_use" && block["id"] == id)
 }
 
 fn message(model: &str, block: Value, stop_reason: &str) -> Value {

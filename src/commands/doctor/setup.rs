@@ -47,11 +47,6 @@ pub(crate) fn option_in(command: &str, name: &str) -> Option<PathBuf> {
     words.get(at + 1).map(PathBuf::from)
 }
 
-pub(crate) fn first_word(command: &str) -> Option<PathBuf> {
-    let words = shell_words::split(command.split("||").next()?).ok()?;
-    words.first().map(PathBuf::from).filter(|p| p.is_absolute())
-}
-
 /// The settings files that run the guard, read where the agent's user's Claude reads them.
 pub(crate) fn installed_hooks(user: Option<&perm::User>) -> Vec<Installed> {
     let home = user
@@ -101,12 +96,14 @@ pub(crate) fn installed_hooks(user: Option<&perm::User>) -> Vec<Installed> {
             });
         }
     }
-    // The other agents' user and project files (docs/agents/).
+    // The other agents' files at every scope (docs/agents/): each file of Copilot's hook
+    // directories, the one file the others read.
     let env_home = crate::io::var_os("HOME").map(PathBuf::from);
     for agent in install::AGENTS.iter().filter(|a| **a != "claude") {
-        for (scope, name) in [
-            (install::Scope::User, "user"),
-            (install::Scope::Project, "project"),
+        for scope in [
+            install::Scope::Managed,
+            install::Scope::User,
+            install::Scope::Project,
         ] {
             let Ok(mut file) = install::settings_file(agent, scope) else {
                 continue;
@@ -117,26 +114,77 @@ pub(crate) fn installed_hooks(user: Option<&perm::User>) -> Vec<Installed> {
             {
                 file = to.join(rest);
             }
-            let Ok(text) = std::fs::read_to_string(&file) else {
-                continue;
+            let files = if *agent == "copilot" {
+                json_files_beside(&file)
+            } else {
+                vec![file]
             };
-            let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(&text) else {
-                continue;
-            };
-            if let Some((_, _, command)) = install::settings::hook_commands(&doc)
-                .into_iter()
-                .find(|(_, _, c)| install::settings::is_ours(c) && c.contains(" hook --agent "))
-            {
-                found.push(Installed {
-                    agent,
-                    scope: name,
-                    settings: file.clone(),
-                    command,
-                });
+            for file in files {
+                let format = install::settings::Format::of(&file);
+                let Ok(doc) = install::settings::read_settings(&file, format) else {
+                    continue;
+                };
+                if let Some((_, _, command)) = install::settings::hook_commands(&doc)
+                    .into_iter()
+                    .find(|(_, _, c)| install::settings::is_ours(c) && c.contains(" hook --agent "))
+                {
+                    found.push(Installed {
+                        agent,
+                        scope: scope.name(),
+                        settings: file.clone(),
+                        command,
+                    });
+                }
             }
         }
     }
     found
+}
+
+/// Every `*.json` in the directory of `file` (Copilot loads each file of its hook
+/// directories).
+fn json_files_beside(file: &Path) -> Vec<PathBuf> {
+    let Some(dir) = file.parent() else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The program a hook command runs, found as the agent's shell would find it: a path as it
+/// is, a bare name on `PATH` (doctor's own `PATH` stands in for the agent's). Err says why
+/// none runs.
+pub(crate) fn hook_program(command: &str) -> Result<PathBuf, String> {
+    let words = shell_words::split(command.split("||").next().unwrap_or(""))
+        .map_err(|_| format!("a hook command cannot be read: {command}"))?;
+    let Some(first) = words.first() else {
+        return Err("a hook command is empty".into());
+    };
+    let path = PathBuf::from(first);
+    if first.contains('/') {
+        return if path.is_absolute() {
+            Ok(path)
+        } else {
+            Err(format!(
+                "a hook runs {first}, a path relative to wherever the agent starts"
+            ))
+        };
+    }
+    let dirs = crate::io::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&dirs)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(first))
+        .find(|p| p.is_file() && is_executable(p))
+        .ok_or_else(|| {
+            format!("a hook runs `{first}`, which is in no directory of PATH (as the agent's shell would look it up)")
+        })
 }
 
 /// The binary the plugin's launcher would run: the first of its fixed places
