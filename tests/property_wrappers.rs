@@ -177,6 +177,7 @@ impl Judge {
             catalog: root().join("examples/catalog.toml"),
             db: std::env::temp_dir().join("mesh-guard-property-wrappers.db"),
             rules: None,
+            home: Default::default(),
         };
         let catalog = LazyCatalog::ready(catalog::load(&paths.catalog).unwrap());
         Judge {
