@@ -66,6 +66,10 @@ pub(crate) struct Walker<'s> {
     calls_made: usize,
     /// One log per subshell being walked: what to undo when it ends.
     undo: Vec<Vec<scope::Undo>>,
+    /// Values a subshell assigned, gone from `vars` when it ended: still values the script's
+    /// variables may hold for what reads them after the walk (`(export DOCKER_HOST=…; docker
+    /// ps)`: the docker command ran inside with it).
+    subshell_values: HashMap<String, Vec<String>>,
     /// One log per function call being walked: its `local` variables' earlier values.
     locals: Vec<Vec<scope::Undo>>,
 }
@@ -98,15 +102,25 @@ impl<'s> Walker<'s> {
             calls: 0,
             calls_made: 0,
             undo: Vec::new(),
+            subshell_values: HashMap::new(),
             locals: Vec::new(),
         }
     }
 
     pub(crate) fn finish(mut self) -> Script {
         self.uncalled_functions();
+        let mut variables = self.vars;
+        for (name, values) in self.subshell_values {
+            let known = variables.entry(name).or_default();
+            for value in values {
+                if !known.contains(&value) {
+                    known.push(value);
+                }
+            }
+        }
         Script {
             commands: self.commands,
-            variables: self.vars,
+            variables,
             mentioned: self.mentioned,
             incomplete: self.incomplete,
             functions: self.functions.into_keys().collect(),

@@ -63,7 +63,17 @@ impl Walker<'_> {
         let log = self.undo.pop().unwrap_or_default();
         for change in log.into_iter().rev() {
             match change {
-                Undo::Var(name, old) => restore(&mut self.vars, name, old),
+                Undo::Var(name, old) => {
+                    if let Some(values) = self.vars.get(&name) {
+                        let kept = self.subshell_values.entry(name.clone()).or_default();
+                        for value in values {
+                            if !kept.contains(value) {
+                                kept.push(value.clone());
+                            }
+                        }
+                    }
+                    restore(&mut self.vars, name, old)
+                }
                 Undo::Array(name, old) => restore(&mut self.arrays, name, old),
             }
         }
