@@ -119,6 +119,15 @@ fn behind(name: &str, w: &Wrapper, case: &str) -> Option<String> {
         }
         words.join(" ")
     };
+    // find -exec, fd -x and parallel put their argument where the command says `{}` (inside
+    // a word too: `sh -c 'parallel ssh {} …'`): such a case is another command behind them.
+    let substitutes = matches!(
+        w.kind,
+        WrapperKind::Find | WrapperKind::Fd | WrapperKind::Parallel
+    );
+    if substitutes && case.contains('{') {
+        return None;
+    }
     let text = match w.kind {
         // Where no file of the guard's is found: the command runs, and touches none.
         WrapperKind::Find => format!(
@@ -130,9 +139,6 @@ fn behind(name: &str, w: &Wrapper, case: &str) -> Option<String> {
         // No input: xargs runs the command once, with no more words.
         WrapperKind::Xargs => format!("printf '' | {name} {}", program()),
         // parallel joins its command's words and a shell runs them: one word is the case.
-        // It puts its argument where the command says `{}`: such a case is another command
-        // behind parallel.
-        WrapperKind::Parallel if case.contains('{') => return None,
         WrapperKind::Parallel => format!("{name} {} ::: ''", quoted(case)),
         _ if !w.command_option.is_empty() => {
             format!("{name} {} {}", w.command_option[0], program())
