@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::instead::{self, Suggestion};
 use crate::message;
 use crate::rules::Rules;
+use crate::world::World;
 use std::path::PathBuf;
 
 /// A decision and everything the answer needs.
@@ -39,28 +40,23 @@ pub fn decide(
     source: &str,
     cwd: Option<PathBuf>,
 ) -> Outcome {
-    let outcome = decide_once(paths, rules, catalog, source, cwd.clone());
+    // The command's world, once for the event: a second decision reads the same.
+    let world = paths.world(cwd);
+    let outcome = decide_once(rules, catalog, source, &world);
     // A cache that failed under the decision may have answered "not of the mesh": decide
     // again from the catalog itself (or refuse, if it cannot be read).
     if catalog.recover() {
-        decide_once(paths, rules, catalog, source, cwd)
+        decide_once(rules, catalog, source, &world)
     } else {
         outcome
     }
 }
 
-fn decide_once(
-    paths: &Paths,
-    rules: &Rules,
-    catalog: &LazyCatalog,
-    source: &str,
-    cwd: Option<PathBuf>,
-) -> Outcome {
-    let protected = paths.protected(cwd);
+fn decide_once(rules: &Rules, catalog: &LazyCatalog, source: &str, world: &World) -> Outcome {
     let guard = Guard {
         rules,
         catalog,
-        protected: &protected,
+        world,
     };
     let judged = guard.judged(source);
     let decision = judged.decision;

@@ -1,7 +1,9 @@
 //! Where the guard's files are: the command line (and, for the operator's own commands,
 //! the environment: `cli`), then fixed places under the account's home (decision 0059).
 
-use crate::protect::{Protected, lexical};
+use crate::ondisk::disk::OnDisk;
+use crate::protect::lexical;
+use crate::world::{Environment, World};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
@@ -117,29 +119,32 @@ impl Paths {
         })
     }
 
-    /// The files an agent may not change: the catalog, the rules, the record and the
-    /// plugin that runs the guard. Listed when a command first writes a file. `~` in a
-    /// command is the shell's `HOME`; the agents' settings are listed under it and under
-    /// the account's home.
-    pub fn protected(&self, cwd: Option<PathBuf>) -> Protected {
-        let home = crate::io::var_os("HOME").map(PathBuf::from);
+    /// The command's world, built once per event: the working directory, the shell's `HOME`
+    /// (`~` in a command), the hook's environment, the disk under one home, and the files an
+    /// agent may not change (the catalog, the rules, the record and the plugin that runs the
+    /// guard), listed when a command first writes a file. The agents' settings are listed
+    /// under `HOME` and under the account's home.
+    pub fn world(&self, cwd: Option<PathBuf>) -> World {
+        let env = Environment::of_process();
+        let home = env.get("HOME").map(PathBuf::from);
         // What the disk says (ssh's configuration, startup files, the engines' contexts) is
         // read under one home (decision 0068): two made two routes of one destination.
         let disk = match (self.home, &home) {
-            (Home::Session, Some(home)) => crate::ondisk::disk::OnDisk::new(Some(home)),
-            _ => crate::ondisk::disk::OnDisk::for_account(),
+            (Home::Session, Some(home)) => OnDisk::new(Some(home), env.lookup()),
+            _ => OnDisk::for_account(env.lookup()),
         };
         let (paths, at, home_dir) = (self.clone(), cwd.clone(), home.clone());
-        let mut protected = Protected::new(Vec::new(), cwd, home).listed_when_needed(move || {
-            let homes: Vec<PathBuf> = home_dir
-                .iter()
-                .cloned()
-                .chain(crate::perm::account_home())
-                .collect();
-            paths.guard_files(at.as_ref(), &homes)
-        });
-        protected.disk = Some(std::rc::Rc::new(disk));
-        protected
+        World::new(Vec::new(), cwd, home)
+            .listed_when_needed(move || {
+                let homes: Vec<PathBuf> = home_dir
+                    .iter()
+                    .cloned()
+                    .chain(crate::perm::account_home())
+                    .collect();
+                paths.guard_files(at.as_ref(), &homes)
+            })
+            .with_env(env)
+            .with_disk(std::rc::Rc::new(disk))
     }
 
     fn guard_files(&self, cwd: Option<&PathBuf>, homes: &[PathBuf]) -> Vec<PathBuf> {

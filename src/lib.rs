@@ -148,3 +148,4 @@ fn answer(args: cli::Args, hook_agent: Option<hook::Agent>) -> i32 {
     }
 }
 pub mod protect;
+pub mod world;

@@ -4,9 +4,10 @@
 //! (`instead::for_refusal`): the same ranking, the same fills.
 
 use crate::catalog::{Catalog, LazyCatalog};
-use crate::decide::{Guard, Protected};
+use crate::decide::Guard;
 use crate::instead::{self, Known, Suggestion};
 use crate::rules::Rules;
+use crate::world::World;
 use serde_json::{Value, json};
 
 /// What a search found.
@@ -20,19 +21,19 @@ pub enum Answer {
     Nothing,
 }
 
-/// The search's answer for `source` (a shell command), decided with what `protected` says
-/// of the disk, or why there is none (not shell words).
+/// The search's answer for `source` (a shell command), decided in `world` (what the disk
+/// says), or why there is none (not shell words).
 pub fn search(
     catalog: &Catalog,
     rules: &Rules,
-    protected: &Protected,
+    world: &World,
     source: &str,
 ) -> Result<Answer, String> {
     let lazy = LazyCatalog::ready(catalog.clone());
     let guard = Guard {
         rules,
         catalog: &lazy,
-        protected,
+        world,
     };
     // A refusal only reported (decision 0060) wants its tool all the same.
     let decision = guard.decide(source);

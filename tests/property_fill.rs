@@ -10,9 +10,9 @@
 //! `MESH_GUARD_PROPERTY_SEED` picks another seed.
 
 use mesh_guard::catalog;
-use mesh_guard::decide::Protected;
 use mesh_guard::rules::Rules;
 use mesh_guard::search::{Answer, search};
+use mesh_guard::world::World;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -419,7 +419,7 @@ fn every_placeholder_the_command_determines_is_filled() {
         for _ in 0..25 {
             let case = case(&mut rng, &mesh);
             cases += 1;
-            let answer = search(&catalog, &rules, &Protected::default(), &case.command).unwrap();
+            let answer = search(&catalog, &rules, &World::default(), &case.command).unwrap();
             let Answer::Found(tools) = answer else {
                 continue;
             };

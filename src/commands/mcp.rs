@@ -137,8 +137,8 @@ impl Server<'_> {
             Ok(loaded) => loaded,
             Err(why) => return tool_error(&why),
         };
-        let protected = self.paths.protected(std::env::current_dir().ok());
-        match search::search(&catalog, &rules, &protected, command) {
+        let world = self.paths.world(std::env::current_dir().ok());
+        match search::search(&catalog, &rules, &world, command) {
             Ok(answer) => {
                 let structured = answer.to_json(command);
                 let text = match &answer {

@@ -29,6 +29,6 @@ pub fn run(paths: &Paths, source: &str, json: bool) -> i32 {
 fn answer(paths: &Paths, source: &str) -> Result<crate::search::Answer, Error> {
     let catalog = load_catalog(paths)?;
     let rules = load_rules(paths)?;
-    let protected = paths.protected(std::env::current_dir().ok());
-    crate::search::search(&catalog, &rules, &protected, source).map_err(Error::Input)
+    let world = paths.world(std::env::current_dir().ok());
+    crate::search::search(&catalog, &rules, &world, source).map_err(Error::Input)
 }

@@ -2,7 +2,7 @@
 
 use super::{Guard, Walk, Why, option_values};
 use crate::argv::base_name;
-use crate::protect;
+use crate::protect::GUARD_VARIABLES;
 use crate::shell::{Command, UNKNOWN};
 impl Guard<'_> {
     /// An agent CLI started, or its plugins changed, so that the guard would not run.
@@ -39,21 +39,21 @@ impl Guard<'_> {
                 .cloned();
             own.chain(script).collect()
         };
-        for name in protect::GUARD_VARIABLES {
+        for name in GUARD_VARIABLES {
             if !set_to(name).is_empty() {
                 return Some(Why::AgentVariable(name.to_string()));
             }
         }
         for name in &agent.config_env {
-            let current = self.protected.own_env(name);
+            let current = self.world.env(name);
             if set_to(name).iter().any(|v| Some(v) != current.as_ref()) {
                 return Some(Why::AgentConfigMoved(name.to_string()));
             }
         }
         for value in option_values(args, &agent.settings_options) {
-            if protect::settings_disable_guard(
-                &self.protected.expand_tilde(&value),
-                walk.cwd.as_deref().or(self.protected.cwd.as_deref()),
+            if self.world.settings_disable_guard(
+                &self.world.expand_tilde(&value),
+                walk.cwd.as_deref().or(self.world.cwd.as_deref()),
             ) {
                 return Some(Why::AgentSettingsOff);
             }
@@ -62,7 +62,7 @@ impl Guard<'_> {
             let given: Vec<&str> = value.split(',').map(str::trim).collect();
             if value.contains(UNKNOWN)
                 || self
-                    .protected
+                    .world
                     .guard_setting_sources()
                     .iter()
                     .any(|s| !given.contains(s))

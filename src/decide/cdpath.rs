@@ -10,19 +10,19 @@ impl Guard<'_> {
     /// Where `cd DIR` goes from where the walk is; `None` when that cannot be known (the
     /// relative paths after it are then judged from anywhere).
     pub(super) fn cd_target(&self, dir: &str, command: &Command, walk: &Walk) -> Option<PathBuf> {
-        let dir = self.protected.expand_tilde(dir);
+        let dir = self.world.expand_tilde(dir);
         let base = walk.cwd.clone();
         if dir.contains(UNKNOWN) || (walk.cwd_unknown && !dir.starts_with('/')) {
             return None;
         }
-        let plain = self.protected.resolve(&dir, base.as_deref());
+        let plain = self.world.resolve(&dir, base.as_deref());
         if !searches_cdpath(&dir) {
             return Some(plain);
         }
         let values: Vec<String> = walk
             .env_values(command, "CDPATH")
             .cloned()
-            .chain(self.protected.own_env("CDPATH"))
+            .chain(self.world.env("CDPATH"))
             .filter(|v| !v.is_empty())
             .collect();
         if values.is_empty() {
@@ -33,13 +33,13 @@ impl Guard<'_> {
             for entry in value.split(':') {
                 // An empty entry is the working directory; `~` after `:` is expanded too.
                 let entry = self
-                    .protected
+                    .world
                     .expand_tilde(if entry.is_empty() { "." } else { entry });
                 if entry.contains(UNKNOWN) || (walk.cwd_unknown && !entry.starts_with('/')) {
                     return None;
                 }
                 candidates.push(
-                    self.protected
+                    self.world
                         .resolve(&format!("{entry}/{dir}"), base.as_deref()),
                 );
             }
@@ -51,7 +51,7 @@ impl Guard<'_> {
         // command may remove one), and the directory is not known.
         let mut existing = candidates
             .into_iter()
-            .filter(|c| self.protected.is_directory(c));
+            .filter(|c| self.world.is_directory(c));
         match (existing.next(), existing.next()) {
             (Some(only), None) => Some(only),
             _ => None,

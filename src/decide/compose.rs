@@ -5,7 +5,8 @@
 //! known, or the project does not define the word, the word stays a container name.
 
 use super::*;
-use crate::ondisk::{Value, compose};
+use crate::ondisk::Value;
+use crate::ondisk::compose::{Project, Query};
 
 impl Guard<'_> {
     /// The container names a compose service word stands for: none for a service of the
@@ -17,16 +18,16 @@ impl Guard<'_> {
         cx: &Context,
         walk: &Walk,
     ) -> Option<Vec<String>> {
-        let disk = self.protected.disk.clone()?;
+        let disk = self.world.disk.clone()?;
         if !is_known(word) {
             return None;
         }
         let cwd = self.known_cwd(walk)?;
         let words = &cx.command.words;
         let (syntax, start) = self.compose_args(words)?;
-        let mut query = compose::Query {
+        let mut query = Query {
             cwd: cwd.to_str()?.to_string(),
-            ..compose::Query::default()
+            ..Query::default()
         };
         let scanned = argv::scan(syntax, &words[start..]);
         for arg in &scanned {
@@ -51,7 +52,7 @@ impl Guard<'_> {
             }
         }
         let own = move |name: &str| own.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone());
-        let compose::Project::Known(services) = disk.compose(&query, &own) else {
+        let Project::Known(services) = disk.compose(&query, &own) else {
             return None;
         };
         services

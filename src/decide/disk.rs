@@ -1,10 +1,12 @@
 //! What the command will use from disk (issue 13, item 5), asked through
-//! [`crate::ondisk::disk::Disk`] only once a command is known to need it: a shell or `source`
+//! [`crate::world::Disk`] only once a command is known to need it: a shell or `source`
 //! running a script file, a script run by path, `make`, and `docker`/`podman` with no daemon
 //! on the command line. A command of no such program reads nothing.
 
 use super::*;
-use crate::ondisk::{Value, podman};
+use crate::ondisk::Value;
+use crate::ondisk::podman::{Endpoint, Flags};
+use crate::world::Definition;
 
 impl Guard<'_> {
     /// The directory the command's relative paths start from: where it has `cd`'d, else the
@@ -13,14 +15,14 @@ impl Guard<'_> {
         if walk.cwd_unknown {
             return None;
         }
-        walk.cwd.clone().or_else(|| self.protected.cwd.clone())
+        walk.cwd.clone().or_else(|| self.world.cwd.clone())
     }
 
     /// The command as it will run, with what the disk says: a script's commands are walked as
     /// a payload; a container engine's endpoint is written into the command (`-H URL`), so
     /// the daemon is judged, and its containers are that daemon's.
     pub(super) fn with_disk(&self, mut command: Command, walk: &mut Walk) -> Command {
-        let Some(disk) = self.protected.disk.clone() else {
+        let Some(disk) = self.world.disk.clone() else {
             return command;
         };
         let Some(first) = command.words.first().cloned() else {
@@ -115,7 +117,7 @@ impl Guard<'_> {
         &self,
         command: &mut Command,
         program: &str,
-        disk: &dyn crate::ondisk::disk::Disk,
+        disk: &dyn crate::world::Disk,
         walk: &mut Walk,
     ) {
         let docker = matches!(program, "docker" | "docker-compose");
@@ -155,20 +157,20 @@ impl Guard<'_> {
         } else {
             let url = given(&["--url"]);
             let connection = given(&["--connection", "-c"]);
-            let flags = podman::Flags {
+            let flags = Flags {
                 remote: program == "podman-remote" || args.iter().any(|a| a == "--remote"),
                 url: url.as_deref(),
                 connection: connection.as_deref(),
             };
             match disk.podman(&own, &flags) {
-                podman::Endpoint::Local => None,
-                podman::Endpoint::Url(url) => Some(url),
+                Endpoint::Local => None,
+                Endpoint::Url(url) => Some(url),
                 // The daemon is unknown; the default connection's host flows into it.
-                podman::Endpoint::IfRemoteBuild(url) => {
+                Endpoint::IfRemoteBuild(url) => {
                     walk.flows.push(url);
                     Some(UNKNOWN.to_string())
                 }
-                podman::Endpoint::Unknown => None,
+                Endpoint::Unknown => None,
             }
         };
         // The local socket is what the command already says: nothing to add.
@@ -269,7 +271,7 @@ impl Guard<'_> {
     /// The functions a sourced file defines stay defined in the shell that sourced it.
     pub(super) fn note_sourced(&self, text: &str, walk: &mut Walk) {
         let home = self
-            .protected
+            .world
             .home
             .as_ref()
             .map(|h| h.to_string_lossy().into_owned())
@@ -308,7 +310,7 @@ impl Guard<'_> {
         if self.sourced_definition(command, walk) {
             return;
         }
-        let Some(disk) = self.protected.disk.clone() else {
+        let Some(disk) = self.world.disk.clone() else {
             return;
         };
         let Some(name) = command.words.first() else {
@@ -327,7 +329,7 @@ impl Guard<'_> {
         }
         let args = &command.words[1..];
         match disk.definition(name) {
-            crate::ondisk::disk::Definition::Alias(text) => {
+            Definition::Alias(text) => {
                 let quoted: Vec<String> = args
                     .iter()
                     .map(|a| crate::shell::quote::requoted(a))
@@ -335,7 +337,7 @@ impl Guard<'_> {
                 let source = format!("{text} {}", quoted.join(" "));
                 self.payload(&source, command.depth + 1, &command.env, walk);
             }
-            crate::ondisk::disk::Definition::Function(body) => {
+            Definition::Function(body) => {
                 let mut env: Vec<(String, String)> = args
                     .iter()
                     .enumerate()
@@ -344,10 +346,10 @@ impl Guard<'_> {
                 env.push(("@".into(), args.join(" ")));
                 self.payload(&body, command.depth + 1, &env, walk);
             }
-            crate::ondisk::disk::Definition::Unknown => {
+            Definition::Unknown => {
                 walk.unknown_programs.push(command.words.clone());
             }
-            crate::ondisk::disk::Definition::None => {}
+            Definition::None => {}
         }
     }
 }

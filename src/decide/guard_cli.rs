@@ -28,7 +28,7 @@ impl Guard<'_> {
             .guard_clis()
             .into_iter()
             .find_map(|cli| refused_subcommand(cli, args, false))?;
-        let disk = self.protected.disk.clone()?;
+        let disk = self.world.disk.clone()?;
         let cwd = self.known_cwd(walk);
         let relative = program.contains('/') && !program.starts_with('/');
         let cwd = match cwd {

@@ -2,7 +2,7 @@
 
 use super::{Guard, Refusal, Rule, Walk, Why, option_values};
 use crate::argv::base_name;
-use crate::protect;
+use crate::protect::lexical;
 use crate::shell::{Command, Stdin, UNKNOWN};
 use std::path::{Path, PathBuf};
 
@@ -20,7 +20,7 @@ impl Guard<'_> {
                 ..Refusal::plain(Rule::SelfProtection, &self.shown(command), why)
             });
         }
-        if self.protected.guards_nothing() {
+        if self.world.guards_nothing() {
             return None;
         }
         let program = command.words.first().map(|p| base_name(p)).unwrap_or("");
@@ -144,13 +144,11 @@ impl Guard<'_> {
         let into_directory = target.is_some()
             || destination.ends_with('/')
             || sources.len() > 1
-            || self
-                .protected
-                .resolve(
-                    &self.protected.expand_tilde(destination),
-                    walk.cwd.as_deref(),
-                )
-                .is_dir();
+            || self.world.is_directory(
+                &self
+                    .world
+                    .resolve(&self.world.expand_tilde(destination), walk.cwd.as_deref()),
+            );
         if into_directory {
             // `cp -r evil/mesh-guard ~/.config/` writes `~/.config/mesh-guard`.
             out.push((destination.clone(), Reach::Exact));
@@ -184,39 +182,36 @@ impl Guard<'_> {
 
     /// Whether writing `word` writes a guard file, from where the command is.
     pub(super) fn writes_guard_file(&self, word: &str, reach: &Reach, walk: &Walk) -> bool {
-        let protected = self.protected;
-        let word = protected.expand_tilde(word);
+        let world = self.world;
+        let word = world.expand_tilde(word);
         let cwd = walk.cwd.as_deref();
         if let Some((target, rest)) = self.through_created_link(&word, walk) {
             // Past a link the command made, the text does not say where the path goes.
             let unknown = format!("{UNKNOWN}/{rest}");
-            let pointed = protected
+            let pointed = world
                 .resolve(&target, None)
                 .join(&rest)
                 .to_string_lossy()
                 .into_owned();
-            return protected.covers(&unknown, None)
+            return world.covers(&unknown, None)
                 || target.contains(UNKNOWN)
-                || protected.covers(&pointed, None);
+                || world.covers(&pointed, None);
         }
         let relative = !word.starts_with('/') && !word.starts_with(UNKNOWN);
         if walk.cwd_unknown && relative {
-            return protected.covers_anywhere(&word);
+            return world.covers_anywhere(&word);
         }
         match reach {
-            Reach::Exact => protected.is_or_under(&word, cwd),
-            Reach::Whole => protected.covers(&word, cwd),
+            Reach::Exact => world.is_or_under(&word, cwd),
+            Reach::Whole => world.covers(&word, cwd),
             Reach::Contents => {
-                protected.is_or_under(&word, cwd)
-                    || protected.is_guard_parent(&protected.resolve(&word, cwd))
+                world.is_or_under(&word, cwd) || world.is_guard_parent(&world.resolve(&word, cwd))
             }
-            Reach::Tree => {
-                protected.covers(&word, cwd) || protected.would_hold(&protected.resolve(&word, cwd))
-            }
-            Reach::Named(names) if names.is_empty() => protected.covers(&word, cwd),
+            Reach::Tree => world.covers(&word, cwd) || world.would_hold(&world.resolve(&word, cwd)),
+            Reach::Named(names) if names.is_empty() => world.covers(&word, cwd),
             Reach::Named(names) => {
-                protected.is_or_under(&word, cwd)
-                    || protected.holds_named(&protected.resolve(&word, cwd), names)
+                world.is_or_under(&word, cwd)
+                    || world.holds_named(&world.resolve(&word, cwd), names)
             }
         }
     }
@@ -227,7 +222,7 @@ impl Guard<'_> {
         if walk.links.is_empty() || word.contains(UNKNOWN) {
             return None;
         }
-        let base = walk.cwd.clone().or(self.protected.cwd.clone())?;
+        let base = walk.cwd.clone().or(self.world.cwd.clone())?;
         let raw = if word.starts_with('/') {
             PathBuf::from(word)
         } else {
@@ -237,10 +232,10 @@ impl Guard<'_> {
         let mut prefix = PathBuf::new();
         for (i, part) in parts.iter().enumerate() {
             prefix.push(part);
-            let here = protect::lexical(&prefix);
+            let here = lexical(&prefix);
             if let Some((link, target)) = walk.links.iter().find(|(l, _)| *l == here) {
                 let rest: PathBuf = parts[i + 1..].iter().collect();
-                let target = self.protected.expand_tilde(target);
+                let target = self.world.expand_tilde(target);
                 let target = if target.starts_with('/') || target.starts_with(UNKNOWN) {
                     target
                 } else {
@@ -283,18 +278,18 @@ impl Guard<'_> {
             if matches!(piece, "." | ".." | "./" | "../") {
                 continue;
             }
-            let word = self.protected.expand_tilde(piece);
+            let word = self.world.expand_tilde(piece);
             if self.writes_guard_file(&word, &Reach::Exact, walk)
                 || self
-                    .protected
-                    .is_guard_parent(&self.protected.resolve(&word, walk.cwd.as_deref()))
+                    .world
+                    .is_guard_parent(&self.world.resolve(&word, walk.cwd.as_deref()))
             {
                 return Some(piece.to_string());
             }
         }
         // `os.path.join(home, '.claude', 'settings.json')`: a guard file's name and its
         // directory's, named apart.
-        self.protected.named_in(code)
+        self.world.named_in(code)
     }
 }
 

@@ -29,7 +29,7 @@ impl Guard<'_> {
         };
         // `$HOME` is what bash would expand it to: the session's home, as the hook sees it.
         let known: HashMap<String, Vec<String>> = self
-            .protected
+            .world
             .home
             .iter()
             .map(|h| ("HOME".to_string(), vec![h.to_string_lossy().into_owned()]))
@@ -54,7 +54,7 @@ impl Guard<'_> {
     /// be read. A relative path is read from the session's directory only where the
     /// command has not `cd`'d elsewhere.
     pub(super) fn read_inputs(&self, walk: &Walk) -> Option<HashMap<String, String>> {
-        let disk = self.protected.disk.clone()?;
+        let disk = self.world.disk.clone()?;
         let moved = walk.cwd.is_some() || walk.cwd_unknown;
         let mut read = HashMap::new();
         for path in &walk.inputs {
@@ -63,7 +63,7 @@ impl Guard<'_> {
             } else if moved {
                 continue;
             } else {
-                self.protected.cwd.as_ref()?.join(path)
+                self.world.cwd.as_ref()?.join(path)
             };
             if let Some(text) = disk.input(&full) {
                 read.insert(path.clone(), text);

@@ -85,7 +85,7 @@ impl Guard<'_> {
         &self,
         args: &[String],
         cwd: &std::path::Path,
-        disk: &dyn crate::ondisk::disk::Disk,
+        disk: &dyn crate::world::Disk,
         depth: usize,
         walk: &mut Walk,
     ) {
@@ -120,8 +120,8 @@ impl Guard<'_> {
         let cwd = match value_of(&["-C", "--directory"]) {
             Some(dir) if !is_known(&dir) => return self.make_lines(lines, depth, walk),
             Some(dir) => self
-                .protected
-                .resolve(&self.protected.expand_tilde(&dir), Some(cwd)),
+                .world
+                .resolve(&self.world.expand_tilde(&dir), Some(cwd)),
             None => cwd.to_path_buf(),
         };
         if let Some(makefile) = disk.makefile(&cwd, file.as_deref()) {

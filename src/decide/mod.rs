@@ -34,6 +34,7 @@ use crate::argv::{self, Arg, base_name};
 use crate::catalog::{LazyCatalog, MeshObject};
 use crate::rules::{Role, Rules};
 use crate::shell::{self, Command, Stdin, UNKNOWN, is_known};
+use crate::world::World;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -267,12 +268,13 @@ impl Refusal {
     }
 }
 
-pub use crate::protect::Protected;
-
+/// One decision's inputs: the rules, the catalog (read only if a guarded program names a
+/// target), and the command's world (its working directory, home, environment, disk and the
+/// guard's own files), built by the boundary and never reached around.
 pub struct Guard<'a> {
     pub rules: &'a Rules,
     pub catalog: &'a LazyCatalog,
-    pub protected: &'a Protected,
+    pub world: &'a World,
 }
 
 /// A place where a guarded program names a target, found before the catalog is read.

@@ -2,7 +2,7 @@
 
 use super::{Guard, OVERRIDE_VAR, Refusal, Rule, Why};
 use crate::argv::base_name;
-use crate::protect;
+use crate::protect::{assigns_guard_variable, is_startup_file, names_guard_variable};
 use crate::shell::{Command, Stdin};
 impl Guard<'_> {
     /// Case 4: a command may not grant itself the operator's override.
@@ -27,20 +27,14 @@ impl Guard<'_> {
             .words
             .iter()
             .skip(1)
-            .any(|w| protect::assigns_guard_variable(w))
-            || matches!(&command.stdin, Stdin::Text(t) if protect::assigns_guard_variable(t));
+            .any(|w| assigns_guard_variable(w))
+            || matches!(&command.stdin, Stdin::Text(t) if assigns_guard_variable(t));
         // Any program that changes the files its words name (rules/self.toml's writers).
         let edits = self.rules.writer(program).is_some();
-        let into_startup_file = command.writes.iter().any(|w| protect::is_startup_file(w))
-            || (edits
-                && command
-                    .words
-                    .iter()
-                    .skip(1)
-                    .any(|w| protect::is_startup_file(w)));
+        let into_startup_file = command.writes.iter().any(|w| is_startup_file(w))
+            || (edits && command.words.iter().skip(1).any(|w| is_startup_file(w)));
         let plants = (written_text && into_startup_file)
-            || (self.rules.is_environment_setter(program)
-                && protect::names_guard_variable(&command.words));
+            || (self.rules.is_environment_setter(program) && names_guard_variable(&command.words));
         (sets || plants)
             .then(|| Refusal::plain(Rule::Override, &self.shown(command), Why::SetsOverride))
     }

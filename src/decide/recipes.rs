@@ -18,7 +18,7 @@ const MAX_RECIPES: usize = 256;
 impl Guard<'_> {
     /// The recipes a task runner runs, walked as shell code (see the module's note).
     pub(super) fn recipes(&self, command: &Command, walk: &mut Walk) {
-        if self.protected.disk.is_none() {
+        if self.world.disk.is_none() {
             return;
         }
         let Some(first) = command.words.first() else {
@@ -36,7 +36,7 @@ impl Guard<'_> {
 
     /// The recipes one reading of a runner's words runs, walked.
     fn recipes_of(&self, command: &Command, runner: &Runner, call: &Invocation, walk: &mut Walk) {
-        let Some(disk) = self.protected.disk.clone() else {
+        let Some(disk) = self.world.disk.clone() else {
             return;
         };
         let typed = command.words.join(" ");
@@ -252,10 +252,9 @@ impl Guard<'_> {
         what: &str,
         walk: &mut Walk,
     ) {
-        let (Some(disk), Some(python)) = (
-            self.protected.disk.clone(),
-            self.rules.interpreter("python3"),
-        ) else {
+        let (Some(disk), Some(python)) =
+            (self.world.disk.clone(), self.rules.interpreter("python3"))
+        else {
             return;
         };
         let dir = std::path::Path::new(dir);

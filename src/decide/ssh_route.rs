@@ -11,7 +11,7 @@ impl Guard<'_> {
     /// `ssh ci`: the hosts ssh's configuration sends the destination to (`HostName`,
     /// `ProxyJump`), each a candidate of its own; a `ProxyCommand` is walked as a command.
     pub(super) fn ssh_config(&self, role: Role, value: &str, cx: &Context, walk: &mut Walk) {
-        let Some(disk) = self.protected.disk.clone() else {
+        let Some(disk) = self.world.disk.clone() else {
             return;
         };
         let words = &cx.command.words;
@@ -45,14 +45,14 @@ impl Guard<'_> {
         let destination = destination.as_str();
         let mut options = ssh.options;
         options.extend(ssh.jumps.into_iter().map(|j| format!("ProxyJump {j}")));
-        let given = ssh.config.map(|f| self.protected.expand_tilde(&f));
+        let given = ssh.config.map(|f| self.world.expand_tilde(&f));
         // git runs its transport from the top of the work tree, not from here: what a
         // relative `-F` file says is only what the host may be; and a transport whose
         // options are not known may send the host anywhere the default would, or elsewhere.
         let elsewhere =
             unknown_transport || (git && given.as_deref().is_some_and(|f| !f.starts_with('/')));
         let config = given.map(|f| {
-            self.protected
+            self.world
                 .resolve(&f, walk.cwd.as_deref())
                 .to_string_lossy()
                 .into_owned()

@@ -53,9 +53,9 @@ impl Guard<'_> {
         // `env -C DIR PROGRAM`, `sudo -D DIR PROGRAM`: the program's paths are from DIR.
         let outer_cwd = (walk.cwd.clone(), walk.cwd_unknown);
         if let Some(dir) = self.wrapper_directory(&command) {
-            let dir = self.protected.expand_tilde(&dir);
+            let dir = self.world.expand_tilde(&dir);
             walk.cwd_unknown |= dir.contains(UNKNOWN);
-            walk.cwd = Some(self.protected.resolve(&dir, walk.cwd.as_deref()));
+            walk.cwd = Some(self.world.resolve(&dir, walk.cwd.as_deref()));
         }
         let mut steps = Vec::new();
         unwrap(self.rules, command, &mut steps);
@@ -122,9 +122,9 @@ impl Guard<'_> {
                         .or_else(|| self.self_protection(&command, walk));
                 }
                 if let Some(dir) = self.wrapper_directory(&command) {
-                    let dir = self.protected.expand_tilde(&dir);
+                    let dir = self.world.expand_tilde(&dir);
                     walk.cwd_unknown |= dir.contains(UNKNOWN);
-                    walk.cwd = Some(self.protected.resolve(&dir, walk.cwd.as_deref()));
+                    walk.cwd = Some(self.world.resolve(&dir, walk.cwd.as_deref()));
                 }
             }
             // Another reading of a wrapper's words: refused only at the mesh.
@@ -220,13 +220,13 @@ impl Guard<'_> {
         if !matches!(program, "cd" | "pushd" | "popd" | "chdir") {
             return;
         }
-        let here = (!walk.cwd_unknown).then(|| walk.cwd.clone().or(self.protected.cwd.clone()));
+        let here = (!walk.cwd_unknown).then(|| walk.cwd.clone().or(self.world.cwd.clone()));
         let dir = command.words[1..]
             .iter()
             .find(|w| !matches!(w.as_str(), "-L" | "-P" | "-e" | "-@" | "--"));
         let next: Option<PathBuf> = match (program, dir.map(String::as_str)) {
             ("popd", _) => None,
-            (_, None) => self.protected.home.clone(),
+            (_, None) => self.world.home.clone(),
             (_, Some("-")) => walk.oldpwd.clone().flatten(),
             (_, Some(dir)) => self.cd_target(dir, command, walk),
         };
@@ -246,9 +246,9 @@ impl Guard<'_> {
             return;
         };
         let mut path = self
-            .protected
-            .resolve(&self.protected.expand_tilde(link), walk.cwd.as_deref());
-        if operands.len() == 1 || link.ends_with('/') || path.is_dir() {
+            .world
+            .resolve(&self.world.expand_tilde(link), walk.cwd.as_deref());
+        if operands.len() == 1 || link.ends_with('/') || self.world.is_directory(&path) {
             path.push(base_name(target));
         }
         walk.links.push((path, target.to_string()));

@@ -40,6 +40,8 @@ pub trait Disk: std::fmt::Debug {
     fn recipes(&self, lookup: &recipes::Lookup) -> recipes::Found;
     /// The text of a file a command reads as its input (`< hosts.txt`), if readable.
     fn input(&self, path: &Path) -> Option<String>;
+    /// Whether `path` is a directory now (links followed).
+    fn is_directory(&self, path: &Path) -> bool;
 }
 
 /// A name as the user's startup files define it.
@@ -81,9 +83,11 @@ fn route(resolved: &ssh::Resolved, out: &mut SshRoute) {
     out.user.clone_from(&resolved.configured_user);
 }
 
+/// The hook's own environment, as the world gives it (`world::Environment`).
+pub type EnvLookup = std::rc::Rc<dyn Fn(&str) -> Option<String>>;
+
 /// The disk as the hook sees it: the session's environment and one home (the user
 /// database's, decision 0068), one reader per call.
-#[derive(Debug)]
 pub struct OnDisk {
     /// The one home every reader takes; computed when first wanted (a hook's is the user
     /// database's, read only when the decision needs the disk).
@@ -93,11 +97,21 @@ pub struct OnDisk {
     startup: OnceCell<startup::Definitions>,
     /// Names already looked for on `PATH`, for this one decision.
     on_path: RefCell<std::collections::HashMap<String, bool>>,
+    /// The session's variables (`DOCKER_HOST`, `PATH`, `USER`), from the world, never
+    /// from `std::env`: one environment for the whole decision.
+    env: EnvLookup,
+}
+
+impl std::fmt::Debug for OnDisk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OnDisk").field("home", &self.home).finish()
+    }
 }
 
 impl OnDisk {
-    pub fn new(home: Option<&Path>) -> OnDisk {
+    pub fn new(home: Option<&Path>, env: EnvLookup) -> OnDisk {
         OnDisk {
+            env,
             home: OnceCell::from(home.map(|h| h.to_string_lossy().into_owned())),
             account: false,
             reader: RefCell::new(Reader::default()),
@@ -108,11 +122,11 @@ impl OnDisk {
 
     /// The disk under the account's home as the user database gives it (a hook's,
     /// decision 0059), read when first wanted.
-    pub fn for_account() -> OnDisk {
+    pub fn for_account(env: EnvLookup) -> OnDisk {
         OnDisk {
             home: OnceCell::new(),
             account: true,
-            ..OnDisk::new(None)
+            ..OnDisk::new(None, env)
         }
     }
 
@@ -125,8 +139,15 @@ impl OnDisk {
             .as_ref()
     }
 
-    fn env(own: Own, name: &str) -> Option<String> {
-        own(name).or_else(|| std::env::var(name).ok())
+    fn env(&self, own: Own, name: &str) -> Option<String> {
+        own(name).or_else(|| (self.env)(name))
+    }
+
+    /// The session's `PATH`, as the hook inherited it.
+    fn session_path(&self) -> Vec<std::path::PathBuf> {
+        (self.env)("PATH")
+            .map(|path| std::env::split_paths(&path).collect())
+            .unwrap_or_default()
     }
 }
 
@@ -140,7 +161,7 @@ impl Disk for OnDisk {
     }
 
     fn docker(&self, own: Own, context: Option<&str>) -> Value {
-        let env = |name: &str| OnDisk::env(own, name);
+        let env = |name: &str| self.env(own, name);
         match self.home() {
             Some(home) => endpoint::docker(&env, home, context, &mut *self.reader.borrow_mut()),
             None => Value::Unknown,
@@ -151,7 +172,7 @@ impl Disk for OnDisk {
         let Some(dest) = ssh::parse_destination(destination, false) else {
             return SshRoute::default();
         };
-        let user = std::env::var("USER").ok();
+        let user = (self.env)("USER");
         // ssh reads `~/.ssh/config` under the passwd entry's home, the one this disk has:
         // one home, one route (two made the first home's destination a jump of the second's).
         let mut out = SshRoute::default();
@@ -172,7 +193,7 @@ impl Disk for OnDisk {
         if let Some(&found) = self.on_path.borrow().get(name) {
             return found;
         }
-        let found = std::env::var_os("PATH")
+        let found = (self.env)("PATH")
             .is_some_and(|path| find_executable(name, std::env::split_paths(&path)).is_some());
         self.on_path.borrow_mut().insert(name.to_string(), found);
         found
@@ -183,11 +204,11 @@ impl Disk for OnDisk {
             Some(cwd.join(program))
         } else {
             let dirs = match search {
-                None => session_path(),
+                None => self.session_path(),
                 Some(search) => search
                     .split(':')
                     .flat_map(|dir| match dir {
-                        dir if dir.contains(crate::shell::UNKNOWN) => session_path(),
+                        dir if dir.contains(crate::shell::UNKNOWN) => self.session_path(),
                         // An empty entry is the working directory.
                         "" => vec![cwd.to_path_buf()],
                         dir => vec![cwd.join(dir)],
@@ -217,7 +238,7 @@ impl Disk for OnDisk {
     }
 
     fn compose(&self, query: &compose::Query, own: Own) -> compose::Project {
-        let env = |name: &str| OnDisk::env(own, name);
+        let env = |name: &str| self.env(own, name);
         compose::project(query, &env, &mut *self.reader.borrow_mut())
     }
 
@@ -229,12 +250,16 @@ impl Disk for OnDisk {
         }
     }
 
+    fn is_directory(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+
     fn recipes(&self, lookup: &recipes::Lookup) -> recipes::Found {
         recipes::find(lookup, &mut *self.reader.borrow_mut())
     }
 
     fn podman(&self, own: Own, flags: &podman::Flags) -> podman::Endpoint {
-        let env = |name: &str| OnDisk::env(own, name);
+        let env = |name: &str| self.env(own, name);
         // SAFETY: getuid has no preconditions and cannot fail.
         let uid = unsafe { libc::getuid() };
         match self.home() {
@@ -242,13 +267,6 @@ impl Disk for OnDisk {
             None => podman::Endpoint::Unknown,
         }
     }
-}
-
-/// The session's `PATH`, as the hook inherited it.
-fn session_path() -> Vec<std::path::PathBuf> {
-    std::env::var_os("PATH")
-        .map(|path| std::env::split_paths(&path).collect())
-        .unwrap_or_default()
 }
 
 /// The first executable file named `name` in `dirs`, as bash's lookup finds it. A folder
@@ -341,14 +359,14 @@ mod tests {
         let home = home_with("cache", "atlas");
         let other = home_with("cache", "vega");
         let known = |h: &str| Value::Known(h.to_string());
-        let disk = OnDisk::new(Some(home.path()));
+        let disk = OnDisk::new(Some(home.path()), std::rc::Rc::new(|_: &str| None));
         // The home's alias alone: never the other home's too, which had made the first
         // destination read as a jump of the second (`ssh <machine> -J <machine>`).
         assert_eq!(
             disk.ssh("cache", Vec::new(), None).hosts,
             vec![known("atlas")]
         );
-        let disk = OnDisk::new(Some(other.path()));
+        let disk = OnDisk::new(Some(other.path()), std::rc::Rc::new(|_: &str| None));
         assert_eq!(
             disk.ssh("cache", Vec::new(), None).hosts,
             vec![known("vega")]

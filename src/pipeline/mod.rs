@@ -202,8 +202,8 @@ pub(crate) fn write_refusal(
     content: &str,
     cwd: Option<PathBuf>,
 ) -> Option<Refusal> {
-    let protected = paths.protected(cwd);
-    if protected.covers(path, None) {
+    let world = paths.world(cwd);
+    if world.covers(path, None) {
         return Some(Refusal::plain(
             Rule::SelfProtection,
             &format!("write {path}"),
@@ -212,7 +212,7 @@ pub(crate) fn write_refusal(
     }
     // The guard's variables written where a session starts from (a README may say them).
     // Only a try: what a session starts with cannot override unsigned (decision 0059).
-    let resolved = protected.resolve(path, None);
+    let resolved = world.resolve(path, None);
     let startup = crate::protect::is_startup_file(path)
         || crate::protect::is_startup_file(&resolved.to_string_lossy());
     (startup && crate::protect::assigns_guard_variable(content)).then(|| {

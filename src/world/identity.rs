@@ -2,7 +2,7 @@
 //! 0070): a hard link to a guard file is the guard file. Only a file with more than one name
 //! can be written through another, so only such a file asks which the guard's are.
 
-use super::Protected;
+use super::World;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -20,7 +20,7 @@ pub(super) struct Identities {
     complete: bool,
 }
 
-impl Protected {
+impl World {
     /// Whether `path` (links followed) is a file with other names, one of which is the
     /// guard's: writing it writes the guard's file.
     pub(super) fn is_guard_file_by_identity(&self, path: &Path) -> bool {
