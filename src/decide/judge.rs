@@ -1,8 +1,9 @@
 //! With the catalog: each candidate target resolved, the first that reaches the mesh refused.
 
+use super::walk::flow;
 use super::{
     Broken, Candidate, Decision, Guard, MAX_SOURCE_BYTES, PassReason, Refusal, Rule, Walk, Why,
-    flow, target,
+    target,
 };
 use crate::catalog::{Catalog, MeshObject};
 use crate::shell::UNKNOWN;

@@ -4,31 +4,12 @@
 //! target; only if there is one is the catalog read (so a command with no guarded program
 //! passes even when the catalog is broken, and costs no file read).
 
-mod agents;
-mod arguments;
-mod carried;
-mod cdpath;
-mod compose;
 mod disk;
-mod engine_order;
-mod equivalent;
-mod flow;
-mod git_env;
-mod guard_cli;
-mod guard_files;
-mod hard_links;
-mod inputs;
 mod judge;
-mod make;
-mod overrides;
 mod program;
-mod readings;
-mod recipes;
-mod runner_words;
-mod ssh_route;
+mod self_protection;
 pub mod target;
 mod walk;
-mod writes;
 
 use crate::argv::{self, Arg, base_name};
 use crate::catalog::{LazyCatalog, MeshObject};
@@ -288,7 +269,7 @@ struct Candidate {
     over: String,
     shape: String,
     user: Option<String>,
-    carried: carried::Carried,
+    carried: program::carried::Carried,
     /// Found among another program's arguments (`pkexec ssh atlas`): it counts only if it
     /// reaches the mesh, never for what it leaves unknown.
     speculative: bool,
@@ -387,7 +368,7 @@ pub(super) struct Context<'c> {
     over: String,
     shape: Vec<String>,
     user: Option<String>,
-    carried: carried::Carried,
+    carried: program::carried::Carried,
     /// The program works on another machine's daemon or host (`-H`, `DOCKER_HOST`) that is
     /// given: its containers and units are that machine's, judged by the host alone.
     elsewhere: bool,

@@ -1,7 +1,7 @@
 //! Where an ssh connection goes through ssh's own configuration: the ssh clients'
 //! destinations, and git's over its ssh transport (`GIT_SSH_COMMAND='ssh -F x'`).
 
-use super::*;
+use crate::decide::*;
 use crate::ondisk::Value;
 
 /// The ssh clients whose destination goes through ssh's configuration.
@@ -10,7 +10,13 @@ const SSH_CLIENTS: [&str; 6] = ["ssh", "scp", "sftp", "rsync", "autossh", "mosh"
 impl Guard<'_> {
     /// `ssh ci`: the hosts ssh's configuration sends the destination to (`HostName`,
     /// `ProxyJump`), each a candidate of its own; a `ProxyCommand` is walked as a command.
-    pub(super) fn ssh_config(&self, role: Role, value: &str, cx: &Context, walk: &mut Walk) {
+    pub(in crate::decide) fn ssh_config(
+        &self,
+        role: Role,
+        value: &str,
+        cx: &Context,
+        walk: &mut Walk,
+    ) {
         let Some(disk) = self.world.disk.clone() else {
             return;
         };
@@ -129,7 +135,7 @@ impl Guard<'_> {
     /// machines it reaches are hops of the outer command, as `-J` ones are (`ssh -o
     /// ProxyCommand='ssh -W %h:%p gate' worker` reaches `worker` through `gate`), so the
     /// destination is refused first, for its tools, and a hop to elsewhere is a jump.
-    pub(super) fn proxy_command(&self, source: &str, cx: &Context, walk: &mut Walk) {
+    pub(in crate::decide) fn proxy_command(&self, source: &str, cx: &Context, walk: &mut Walk) {
         let before = walk.candidates.len();
         self.payload(source, cx.command.depth + 1, &[], walk);
         for c in &mut walk.candidates[before..] {

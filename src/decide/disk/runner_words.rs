@@ -6,29 +6,32 @@ use crate::rules::runner::Runner;
 
 /// What a runner's words ask for.
 #[derive(Debug, Default, PartialEq)]
-pub(super) struct Invocation<'a> {
-    pub(super) file: Option<&'a str>,
-    pub(super) dir: Option<&'a str>,
+pub(in crate::decide) struct Invocation<'a> {
+    pub(in crate::decide) file: Option<&'a str>,
+    pub(in crate::decide) dir: Option<&'a str>,
     /// Recipe names as given (each may take the operands after it as arguments).
-    pub(super) operands: Vec<&'a str>,
+    pub(in crate::decide) operands: Vec<&'a str>,
     /// Recipes named by option (`tox -e a,b`).
-    pub(super) named: Vec<String>,
+    pub(in crate::decide) named: Vec<String>,
     /// Recipes the subcommand runs itself (`npm install`).
-    pub(super) lifecycle: Option<&'a [String]>,
+    pub(in crate::decide) lifecycle: Option<&'a [String]>,
     /// No recipe named: the file's default runs.
-    pub(super) default: bool,
+    pub(in crate::decide) default: bool,
     /// Words after `--`.
-    pub(super) extra: Vec<String>,
+    pub(in crate::decide) extra: Vec<String>,
     /// An option makes the file or the recipes unknown (`--workspace`).
-    pub(super) unknown: bool,
+    pub(in crate::decide) unknown: bool,
     /// The recipe was named after the runner's `run` (`pdm run X`), where X may be a command.
-    pub(super) after_run: bool,
+    pub(in crate::decide) after_run: bool,
 }
 
 /// Each way the runner may read `args`: an option its rules do not know may be a flag or take
 /// the next word (`npm --color false run deploy`), so both readings are walked (decision
 /// 0053's rule for unknown options); one reading when every option is known.
-pub(super) fn invocations<'a>(runner: &'a Runner, args: &'a [String]) -> Vec<Invocation<'a>> {
+pub(in crate::decide) fn invocations<'a>(
+    runner: &'a Runner,
+    args: &'a [String],
+) -> Vec<Invocation<'a>> {
     let as_flag = invocation(runner, args, false);
     let with_value = invocation(runner, args, true);
     let mut readings: Vec<Invocation<'a>> = as_flag.into_iter().collect();
@@ -43,7 +46,7 @@ pub(super) fn invocations<'a>(runner: &'a Runner, args: &'a [String]) -> Vec<Inv
 /// (`-edeploy`, `-fjustfile`), read by the option engine over the runner's own lists. A word
 /// a list names whole (`-ws`, `-db`) stays one option; a word with no letter the runner knows
 /// stays as written, one unknown option.
-pub(super) fn split_groups(runner: &Runner, args: &[String]) -> Vec<String> {
+pub(in crate::decide) fn split_groups(runner: &Runner, args: &[String]) -> Vec<String> {
     let lists = [
         &runner.unknown_options,
         &runner.file_options,

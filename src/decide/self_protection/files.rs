@@ -1,7 +1,7 @@
 //! Self-protection: the guard's own files are not the agent's to write.
 
-use super::{Guard, Refusal, Rule, Walk, Why, option_values};
 use crate::argv::base_name;
+use crate::decide::{Guard, Refusal, Rule, Walk, Why, option_values};
 use crate::protect::lexical;
 use crate::shell::{Command, Stdin, UNKNOWN};
 use std::path::{Path, PathBuf};
@@ -9,7 +9,11 @@ use std::path::{Path, PathBuf};
 impl Guard<'_> {
     /// The guard's own catalog, rules, record and plugin are not the agent's to change,
     /// nor may an agent it starts run without the guard.
-    pub(super) fn self_protection(&self, command: &Command, walk: &Walk) -> Option<Refusal> {
+    pub(in crate::decide) fn self_protection(
+        &self,
+        command: &Command,
+        walk: &Walk,
+    ) -> Option<Refusal> {
         if let Some(why) = self
             .agent_without_guard(command, walk)
             .or_else(|| self.guard_subcommand(&command.words))
@@ -73,7 +77,7 @@ impl Guard<'_> {
     }
 
     /// The words a writer changes, as its rule says.
-    pub(super) fn written(
+    pub(in crate::decide) fn written(
         &self,
         writer: &crate::rules::Writer,
         args: &[String],
@@ -181,7 +185,12 @@ impl Guard<'_> {
     }
 
     /// Whether writing `word` writes a guard file, from where the command is.
-    pub(super) fn writes_guard_file(&self, word: &str, reach: &Reach, walk: &Walk) -> bool {
+    pub(in crate::decide) fn writes_guard_file(
+        &self,
+        word: &str,
+        reach: &Reach,
+        walk: &Walk,
+    ) -> bool {
         let world = self.world;
         let word = world.expand_tilde(word);
         let cwd = walk.cwd.as_deref();
@@ -218,7 +227,11 @@ impl Guard<'_> {
 
     /// When `word`, from where the command is, goes through a link the command created:
     /// the link's target (absolute, against the link's directory) and the rest of the path.
-    pub(super) fn through_created_link(&self, word: &str, walk: &Walk) -> Option<(String, String)> {
+    pub(in crate::decide) fn through_created_link(
+        &self,
+        word: &str,
+        walk: &Walk,
+    ) -> Option<(String, String)> {
         if walk.links.is_empty() || word.contains(UNKNOWN) {
             return None;
         }
@@ -254,7 +267,11 @@ impl Guard<'_> {
     /// Interpreter code or SQL that names a guard file (`open('.claude/settings.local.json',
     /// 'w')`, `ATTACH '~/.local/share/mesh-guard/audit.db'`): the code could do anything
     /// with it, so naming it is enough.
-    pub(super) fn code_names_guard_file(&self, code: &str, walk: &Walk) -> Option<String> {
+    pub(in crate::decide) fn code_names_guard_file(
+        &self,
+        code: &str,
+        walk: &Walk,
+    ) -> Option<String> {
         let pieces = code.split(|c: char| {
             c.is_whitespace()
                 || matches!(
@@ -294,7 +311,7 @@ impl Guard<'_> {
 }
 
 /// How much of what a written word names is written.
-pub(super) enum Reach {
+pub(in crate::decide) enum Reach {
     /// The file itself (`cp x DIR/`: the directory is not replaced).
     Exact,
     /// The file, or the directory and everything in it (`rm -rf DIR`).

@@ -1,6 +1,13 @@
 //! A guarded program's arguments read against its rules: every target it names.
 
-use super::{Candidate, Context, Guard, Walk, carried, equivalent, target};
+mod arguments;
+pub(super) mod carried;
+mod engine_context;
+pub(super) mod equivalent;
+mod git_env;
+mod readings;
+
+use super::{Candidate, Context, Guard, Walk, target};
 use crate::argv::{self, Arg, base_name};
 use crate::rules::{Program, Role};
 use crate::shell::{Command, UNKNOWN};

@@ -1,12 +1,12 @@
 //! Case 4: a command may not grant itself the operator's override.
 
-use super::{Guard, OVERRIDE_VAR, Refusal, Rule, Why};
 use crate::argv::base_name;
+use crate::decide::{Guard, OVERRIDE_VAR, Refusal, Rule, Why};
 use crate::protect::{assigns_guard_variable, is_startup_file, names_guard_variable};
 use crate::shell::{Command, Stdin};
 impl Guard<'_> {
     /// Case 4: a command may not grant itself the operator's override.
-    pub(super) fn override_attempt(&self, command: &Command) -> Option<Refusal> {
+    pub(in crate::decide) fn override_attempt(&self, command: &Command) -> Option<Refusal> {
         // A word `NAME=VALUE` assigns only where the program reads assignments from its
         // words (the declaration builtins); to `grep` it is data. A wrapper's assignments
         // (`env X=1`, `sudo X=1`) are read by its table when it is taken off, into the
@@ -43,7 +43,7 @@ impl Guard<'_> {
 impl Guard<'_> {
     /// A command as the message shows it: its words, and the assignments it makes
     /// (`export MESH_GUARD_OVERRIDE=x`, whose words alone are `export`).
-    pub(super) fn shown(&self, command: &Command) -> String {
+    pub(in crate::decide) fn shown(&self, command: &Command) -> String {
         let mut parts: Vec<String> = command
             .env
             .iter()

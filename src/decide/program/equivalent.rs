@@ -2,15 +2,15 @@
 //! to systemd ranks as the systemctl command its method comes to, a request to a container
 //! engine's API as the docker command its action comes to.
 
-use super::target;
 use crate::argv::Arg;
+use crate::decide::target;
 use crate::rules::Program;
 
 /// The commands a call comes to, by the rules' `methods`: a D-Bus method, named whole or as
 /// the last part of `INTERFACE.METHOD` (`org.freedesktop.systemd1.Manager.RestartUnit`),
 /// busctl's verb (`get-property`), or a container engine API path's action
 /// (`/containers/NAME/logs`), wherever among the words it stands.
-pub(super) fn commands(spec: &Program, scanned: &[Arg]) -> Vec<Vec<String>> {
+pub(in crate::decide) fn commands(spec: &Program, scanned: &[Arg]) -> Vec<Vec<String>> {
     let mut found: Vec<Vec<String>> = Vec::new();
     for arg in scanned {
         let (word, operand) = match arg {

@@ -1,12 +1,16 @@
 //! Self-protection: an agent CLI started, or its plugins changed, so the guard would not run.
 
-use super::{Guard, Walk, Why, option_values};
 use crate::argv::base_name;
+use crate::decide::{Guard, Walk, Why, option_values};
 use crate::protect::GUARD_VARIABLES;
 use crate::shell::{Command, UNKNOWN};
 impl Guard<'_> {
     /// An agent CLI started, or its plugins changed, so that the guard would not run.
-    pub(super) fn agent_without_guard(&self, command: &Command, walk: &Walk) -> Option<Why> {
+    pub(in crate::decide) fn agent_without_guard(
+        &self,
+        command: &Command,
+        walk: &Walk,
+    ) -> Option<Why> {
         let (agent, args) = self.agent_in(&command.words)?;
         if let Some(open) = args.iter().position(|a| agent.plugin_commands.contains(a))
             && args[open..].iter().any(|a| agent.plugin_off.contains(a))
@@ -85,7 +89,7 @@ impl Guard<'_> {
 
     /// The agent CLI a command runs, and its arguments: by its own name, or through a
     /// launcher or interpreter (`npx @anthropic-ai/claude-code`, `node …/claude-code/cli.js`).
-    pub(super) fn agent_in<'w>(
+    pub(in crate::decide) fn agent_in<'w>(
         &self,
         words: &'w [String],
     ) -> Option<(&crate::rules::Agent, &'w [String])> {
@@ -105,14 +109,14 @@ impl Guard<'_> {
         named(&words[at]).map(|agent| (agent, &words[at + 1..]))
     }
 
-    pub(super) fn mentions_guarded_program(&self, text: &str) -> bool {
+    pub(in crate::decide) fn mentions_guarded_program(&self, text: &str) -> bool {
         text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
             .any(|token| self.rules.is_guarded(token))
     }
 }
 
 /// `claude-code@2.1.0` → `claude-code` (a package's version; a scope's `@` stays).
-pub(super) fn strip_version(word: &str) -> &str {
+pub(in crate::decide) fn strip_version(word: &str) -> &str {
     match word.rfind('@') {
         Some(at) if at > 0 => &word[..at],
         _ => word,

@@ -1,7 +1,12 @@
 //! The walk: scripts, commands, payloads and `cd`, collecting where a guarded program
 //! names a target (before the catalog is read).
 
-use super::{Context, Guard, MAX_PAYLOAD_DEPTH, Walk, carried};
+mod cd;
+pub(super) mod flow;
+mod inputs;
+
+use super::program::carried;
+use super::{Context, Guard, MAX_PAYLOAD_DEPTH, Walk};
 use crate::argv::base_name;
 use crate::rules::Role;
 use crate::shell::{self, Command, Script, Stdin, UNKNOWN};

@@ -2,14 +2,19 @@
 //! then DIR from the working directory, and goes to the first that is a directory
 //! (decision 0070). `CDPATH=~/.config cd mesh-guard` goes to `~/.config/mesh-guard`.
 
-use super::{Guard, Walk};
+use crate::decide::{Guard, Walk};
 use crate::shell::{Command, UNKNOWN};
 use std::path::PathBuf;
 
 impl Guard<'_> {
     /// Where `cd DIR` goes from where the walk is; `None` when that cannot be known (the
     /// relative paths after it are then judged from anywhere).
-    pub(super) fn cd_target(&self, dir: &str, command: &Command, walk: &Walk) -> Option<PathBuf> {
+    pub(in crate::decide) fn cd_target(
+        &self,
+        dir: &str,
+        command: &Command,
+        walk: &Walk,
+    ) -> Option<PathBuf> {
         let dir = self.world.expand_tilde(dir);
         let base = walk.cwd.clone();
         if dir.contains(UNKNOWN) || (walk.cwd_unknown && !dir.starts_with('/')) {

@@ -2,12 +2,12 @@
 //! written later without being named (decision 0070). Linking a guard file is writing it;
 //! a symbolic link is not (a write through one resolves to the guard file's own path).
 
-use super::Guard;
+use crate::decide::Guard;
 
 impl Guard<'_> {
     /// The files `program` gives another name: `ln` (not `-s`), `link`, `cp -l`/`--link`,
     /// and the directory `rsync --link-dest` links from.
-    pub(super) fn hard_linked(&self, program: &str, args: &[String]) -> Vec<String> {
+    pub(in crate::decide) fn hard_linked(&self, program: &str, args: &[String]) -> Vec<String> {
         match program {
             "ln" => linked_sources(args, 'S', "--suffix", |flags| {
                 !flags.iter().any(|f| f == "s" || f == "--symbolic")

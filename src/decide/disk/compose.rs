@@ -4,7 +4,7 @@
 //! (`-f`, `COMPOSE_FILE`, `--project-directory`, the lookup upward); where that cannot be
 //! known, or the project does not define the word, the word stays a container name.
 
-use super::*;
+use crate::decide::*;
 use crate::ondisk::Value;
 use crate::ondisk::compose::{Project, Query};
 
@@ -12,7 +12,7 @@ impl Guard<'_> {
     /// The container names a compose service word stands for: none for a service of the
     /// readable local project that names no container, its `container_name` otherwise;
     /// `None` when that cannot be known.
-    pub(super) fn compose_service(
+    pub(in crate::decide) fn compose_service(
         &self,
         word: &str,
         cx: &Context,

@@ -4,12 +4,12 @@
 //! `--output=FILE`), as an unambiguous abbreviation (`--dir`), in tar's old style (`tar xfC
 //! A.tar DIR`) and in 7-Zip's one-switch words (`-oDIR`).
 
-use super::guard_files::Reach;
+use super::files::Reach;
 use crate::argv::{self, Arg};
 use crate::rules::Writer;
 
 /// Whether the writer's rule reads its words by these keys (else by its operands).
-pub(super) fn by_grammar(writer: &Writer) -> bool {
+pub(in crate::decide) fn by_grammar(writer: &Writer) -> bool {
     !writer.output_options.is_empty()
         || !writer.output_dir_options.is_empty()
         || !writer.remote_name_options.is_empty()
@@ -22,7 +22,7 @@ pub(super) fn by_grammar(writer: &Writer) -> bool {
 }
 
 /// `args` as the writer's parser reads them; every option its keys name takes a value.
-pub(super) fn scanned(writer: &Writer, args: &[String]) -> Vec<Arg> {
+pub(in crate::decide) fn scanned(writer: &Writer, args: &[String]) -> Vec<Arg> {
     let valued: Vec<String> = [
         &writer.output_options,
         &writer.also_writes,
@@ -47,7 +47,7 @@ pub(super) fn scanned(writer: &Writer, args: &[String]) -> Vec<Arg> {
 
 /// Whether one of `only_with` is among the writer's words: as written (`git checkout`), an
 /// option its parser reads (`tar -xzf`, `ssh-keygen -Hf`), or its first operand (`7z x`).
-pub(super) fn only_with(writer: &Writer, args: &[String]) -> bool {
+pub(in crate::decide) fn only_with(writer: &Writer, args: &[String]) -> bool {
     if args.iter().any(|a| writer.only_with.contains(a)) {
         return true;
     }
@@ -63,7 +63,7 @@ pub(super) fn only_with(writer: &Writer, args: &[String]) -> bool {
 /// The files and directories the writer's words say it writes: its output options' values
 /// (under its output directory), a tree into each `into_options` directory, its output
 /// operand, and each URL's own file name where it saves URLs by name. The rest is read.
-pub(super) fn written(writer: &Writer, args: &[String]) -> Vec<(String, Reach)> {
+pub(in crate::decide) fn written(writer: &Writer, args: &[String]) -> Vec<(String, Reach)> {
     let scanned = scanned(writer, args);
     let present = |wanted: &[String]| {
         scanned

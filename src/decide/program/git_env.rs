@@ -2,8 +2,8 @@
 //! `GIT_CONFIG_PARAMETERS`, and `GIT_CONFIG_COUNT` with its numbered keys and values. Each
 //! setting is read as `-c NAME=VALUE` is (a command git runs, a remote's URL).
 
-use super::{Context, Guard, Walk, target};
 use crate::argv::base_name;
+use crate::decide::{Context, Guard, Walk, target};
 use crate::rules::Role;
 use crate::shell::{Command, UNKNOWN};
 
@@ -11,7 +11,11 @@ impl Guard<'_> {
     /// Any program may run git (`npm install`, `make`, `cargo build`), and git reads these
     /// settings from the environment it inherits: a setting that makes git run a command
     /// (`core.sshCommand`) runs it for them too. git's own rules read them as its options.
-    pub(super) fn git_settings_for_any_program(&self, command: &Command, walk: &mut Walk) {
+    pub(in crate::decide) fn git_settings_for_any_program(
+        &self,
+        command: &Command,
+        walk: &mut Walk,
+    ) {
         let program = command.words.first().map_or("", |w| base_name(w));
         if walk.in_git_setting
             || self
@@ -63,7 +67,7 @@ impl Guard<'_> {
     /// later `git`, or a program no rule knows (a script, a build that may run git). A
     /// program the rules know otherwise (`echo`, `ssh`, a shell, a wrapper) runs no git
     /// setting; the shell and wrapper are followed to what they run.
-    pub(super) fn stored_git_commands(&self, command: &Command, walk: &mut Walk) {
+    pub(in crate::decide) fn stored_git_commands(&self, command: &Command, walk: &mut Walk) {
         if walk.git_stored.is_empty() || walk.in_git_setting {
             return;
         }
@@ -85,7 +89,7 @@ impl Guard<'_> {
         walk.in_git_setting = false;
     }
 
-    pub(super) fn git_settings_from_env(
+    pub(in crate::decide) fn git_settings_from_env(
         &self,
         role: Role,
         value: &str,

@@ -2,14 +2,14 @@
 //! `docker exec`'s command): its words as written, and the commands it runs once a shell
 //! has parsed it and its wrappers are off, so that it is ranked on what it does.
 
-use super::*;
+use crate::decide::*;
 use crate::rules::Program;
 use crate::shell::Stdin;
 use crate::unwrap::{Step, unwrap};
 
 /// What a program carries, and its family, for ranking and filling.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Carried {
+pub(in crate::decide) struct Carried {
     pub inner: Vec<String>,
     pub runs: Vec<Vec<String>>,
     pub family: Vec<String>,
@@ -20,7 +20,7 @@ pub(super) struct Carried {
 
 impl Guard<'_> {
     /// Reads the operands of `spec` for what they carry.
-    pub(super) fn carry(
+    pub(in crate::decide) fn carry(
         &self,
         spec: &Program,
         operands: &[&str],

@@ -3,11 +3,11 @@
 //! commands whose output becomes part of its words. A sibling command of a list (`cargo
 //! build` after `systemctl status "$SVC"`) and path segments (`/mnt/backup/`) do not.
 
-use super::*;
+use crate::decide::*;
 
 impl Walk {
     /// What a command adds to the words that can flow into another's target.
-    pub(super) fn note_flows(&mut self, command: &Command) {
+    pub(in crate::decide) fn note_flows(&mut self, command: &Command) {
         self.flows
             .extend(command.env.iter().map(|(_, value)| value.clone()));
         if let Stdin::Text(text) = &command.stdin {
@@ -44,7 +44,7 @@ impl Walk {
 /// The words of a candidate's command that could be its target. The command a container
 /// runs (`docker exec "$C" psql -U postgres`) names things inside it, never the container;
 /// a remote command's words stay (a mesh unit it names says the machine is the mesh's).
-pub(super) fn own_words(c: &Candidate) -> &[String] {
+pub(in crate::decide) fn own_words(c: &Candidate) -> &[String] {
     let words = c.command.as_slice();
     if c.role.placeholder() != "container" {
         return words;
@@ -125,7 +125,7 @@ fn is_compose(words: &[String]) -> bool {
 
 /// The pieces of a word that could be a target: the word itself, the host of `user@host`,
 /// `host:path` and `scheme://host/…`, and the value of `name=value`. Never a path segment.
-pub(super) fn target_pieces(word: &str) -> Vec<&str> {
+pub(in crate::decide) fn target_pieces(word: &str) -> Vec<&str> {
     let mut pieces = Vec::new();
     // Lists and quoted text (`x,atlas` read with `IFS=,`) hold several words.
     let separators = |c: char| {

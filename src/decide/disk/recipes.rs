@@ -6,7 +6,7 @@
 //! that cannot be read is unknown code; a file that is not there runs nothing.
 
 use super::runner_words::{Invocation, invocations};
-use super::*;
+use crate::decide::*;
 use crate::ondisk::recipes::{Found, Lookup, Recipes, Step};
 use crate::rules::runner::Runner;
 use crate::shell::quote::requoted;
@@ -17,7 +17,7 @@ const MAX_RECIPES: usize = 256;
 
 impl Guard<'_> {
     /// The recipes a task runner runs, walked as shell code (see the module's note).
-    pub(super) fn recipes(&self, command: &Command, walk: &mut Walk) {
+    pub(in crate::decide) fn recipes(&self, command: &Command, walk: &mut Walk) {
         if self.world.disk.is_none() {
             return;
         }

@@ -3,7 +3,7 @@
 //! `--file=FILE`, `--dry` for `--dry-run`). A dry run (`-n`, and `-q`, `-t`, which run no
 //! recipe either) runs only the lines make always runs: `+` lines and `$(MAKE)`.
 
-use super::*;
+use crate::decide::*;
 use crate::rules::Syntax;
 
 /// make's options, from `make --help` (GNU Make 4.3).
@@ -81,7 +81,7 @@ const NO_RECIPES: [&str; 9] = [
 
 impl Guard<'_> {
     /// The recipes `make ARGS` runs in `cwd`, walked as payloads.
-    pub(super) fn make(
+    pub(in crate::decide) fn make(
         &self,
         args: &[String],
         cwd: &std::path::Path,

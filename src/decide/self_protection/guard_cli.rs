@@ -1,14 +1,14 @@
 //! Self-protection: the guard's own subcommands that destroy or rewrite its record or change
 //! its install are the operator's (`rules/self.toml`'s `[[guard_cli]]`).
 
-use super::{Guard, Refusal, Rule, Walk, Why};
 use crate::argv::base_name;
+use crate::decide::{Guard, Refusal, Rule, Walk, Why};
 use crate::rules::GuardCli;
 use crate::shell::{Command, UNKNOWN, is_known};
 
 impl Guard<'_> {
     /// The refused subcommand `words` (program first) run of the guard's own command line.
-    pub(super) fn guard_subcommand(&self, words: &[String]) -> Option<Why> {
+    pub(in crate::decide) fn guard_subcommand(&self, words: &[String]) -> Option<Why> {
         let (program, args) = words.split_first()?;
         let cli = self.rules.guard_cli(base_name(program))?;
         refused_subcommand(cli, args, true).map(Why::GuardSubcommand)
@@ -18,7 +18,11 @@ impl Guard<'_> {
     /// then `./x audit prune`): a program whose words spell a refused subcommand is compared
     /// with the running guard's own executable, file against file, as it is when the hook
     /// runs. A copy the same command makes is not there yet to compare.
-    pub(super) fn copied_guard_subcommand(&self, command: &Command, walk: &Walk) -> Option<Why> {
+    pub(in crate::decide) fn copied_guard_subcommand(
+        &self,
+        command: &Command,
+        walk: &Walk,
+    ) -> Option<Why> {
         let (program, args) = command.words.split_first()?;
         if !is_known(program) || self.rules.guard_cli(base_name(program)).is_some() {
             return None;
@@ -50,7 +54,7 @@ impl Guard<'_> {
 
     /// A program word that cannot be known may be the guard's binary (`"$G" audit prune`):
     /// its arguments are read as the guard's would be.
-    pub(super) fn unknown_guard_subcommand(&self, command: &Command) -> Option<Refusal> {
+    pub(in crate::decide) fn unknown_guard_subcommand(&self, command: &Command) -> Option<Refusal> {
         let args = command.words.get(1..)?;
         let subcommand = self
             .rules

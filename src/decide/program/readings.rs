@@ -1,8 +1,8 @@
 //! A program's arguments read every way its grammar allows: an option the grammar does
 //! not know, or one whose value is optional, may take the next word or not (decision 0053).
 
-use super::{Context, Guard, Walk};
 use crate::argv;
+use crate::decide::{Context, Guard, Walk};
 use crate::rules::{Program, Role};
 
 impl Guard<'_> {
@@ -11,7 +11,7 @@ impl Guard<'_> {
     /// every reading is taken: the one where each is a flag decides as before, the others
     /// (the option takes the next word) are speculative, refused only where a mesh name is
     /// the target there (decision 0053).
-    pub(super) fn program_args(
+    pub(in crate::decide) fn program_args(
         &self,
         spec: &Program,
         parent: Option<&Program>,

@@ -3,14 +3,14 @@
 //! or unknown program are they read, through [`crate::ondisk::disk::Disk::input`] (bounded),
 //! and the command walked again with their text, so their lines are the values, exactly.
 
-use super::*;
+use crate::decide::*;
 use std::rc::Rc;
 
 impl Guard<'_> {
     /// The walk of a whole command. `xargs … < hosts.txt`: where it runs a guarded or
     /// unknown program, the files it reads are read (bounded) and it is walked again with
     /// their lines.
-    pub(super) fn walk_command(&self, source: &str) -> Walk {
+    pub(in crate::decide) fn walk_command(&self, source: &str) -> Walk {
         let walk = self.walk_source(source, Rc::default());
         if !walk.inputs.is_empty()
             && !self.quick_pass(&walk)
@@ -22,7 +22,11 @@ impl Guard<'_> {
     }
 
     /// The walk of `source`, with the text of the files in `read` known.
-    pub(super) fn walk_source(&self, source: &str, read: Rc<HashMap<String, String>>) -> Walk {
+    pub(in crate::decide) fn walk_source(
+        &self,
+        source: &str,
+        read: Rc<HashMap<String, String>>,
+    ) -> Walk {
         let mut walk = Walk {
             read,
             ..Walk::default()
@@ -42,7 +46,7 @@ impl Guard<'_> {
     }
 
     /// Nothing the command runs is guarded, unknown or unreadable: it passes unjudged.
-    pub(super) fn quick_pass(&self, walk: &Walk) -> bool {
+    pub(in crate::decide) fn quick_pass(&self, walk: &Walk) -> bool {
         walk.candidates.is_empty()
             && !walk.guarded
             && walk.unknown_programs.is_empty()
@@ -53,7 +57,7 @@ impl Guard<'_> {
     /// The text of the files the command reads, by path as written; `None` when none could
     /// be read. A relative path is read from the session's directory only where the
     /// command has not `cd`'d elsewhere.
-    pub(super) fn read_inputs(&self, walk: &Walk) -> Option<HashMap<String, String>> {
+    pub(in crate::decide) fn read_inputs(&self, walk: &Walk) -> Option<HashMap<String, String>> {
         let disk = self.world.disk.clone()?;
         let moved = walk.cwd.is_some() || walk.cwd_unknown;
         let mut read = HashMap::new();

@@ -4,8 +4,8 @@
 //! What is found is walked as *speculative*: it is refused only where it reaches the mesh,
 //! never for what it leaves unknown, so a word that was only data costs nothing.
 
-use super::*;
 use crate::argv::base_name;
+use crate::decide::*;
 use crate::rules::Program;
 use crate::shell::Stdin;
 
@@ -17,7 +17,7 @@ const MAX_SUFFIX_WORDS: usize = 8192;
 
 impl Guard<'_> {
     /// The argument words of a command that runs (wrappers off), read for what they could run.
-    pub(super) fn arguments_run(&self, command: &Command, walk: &mut Walk) {
+    pub(in crate::decide) fn arguments_run(&self, command: &Command, walk: &mut Walk) {
         // A suffix already found is not searched again: every position of the outer
         // command is tried, so this finds nothing new and would grow with the words' square.
         if command.depth > MAX_PAYLOAD_DEPTH || walk.in_suffix {

@@ -3,6 +3,12 @@
 //! running a script file, a script run by path, `make`, and `docker`/`podman` with no daemon
 //! on the command line. A command of no such program reads nothing.
 
+mod compose;
+mod make;
+mod recipes;
+mod runner_words;
+mod ssh_route;
+
 use super::*;
 use crate::ondisk::Value;
 use crate::ondisk::podman::{Endpoint, Flags};

@@ -2,8 +2,8 @@
 //! the client's configuration, so every docker command after it, in the same command line
 //! and whatever subshell, runs against X unless it names its own daemon.
 
-use super::{Guard, Walk};
 use crate::argv::{self, base_name};
+use crate::decide::{Guard, Walk};
 use crate::shell::Command;
 
 /// What a docker command names of its own daemon, before the configuration's current context.
@@ -14,7 +14,7 @@ impl Guard<'_> {
     /// A later docker command with no daemon of its own gets the selected context
     /// (`--context X`, unknown when the selection was); returns whether `command` itself
     /// selects one, so what it names ranks after the commands that use it.
-    pub(super) fn engine_context(&self, command: &mut Command, walk: &mut Walk) -> bool {
+    pub(in crate::decide) fn engine_context(&self, command: &mut Command, walk: &mut Walk) -> bool {
         let Some(first) = command.words.first() else {
             return false;
         };
