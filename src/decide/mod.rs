@@ -11,6 +11,8 @@ mod self_protection;
 pub mod target;
 mod walk;
 
+use walk::Walk;
+
 use crate::argv::{self, Arg, base_name};
 use crate::catalog::{LazyCatalog, MeshObject};
 use crate::rules::{Role, Rules};
@@ -283,73 +285,6 @@ struct Candidate {
     /// Found in a recipe a task runner read from a file: the runner's command as written
     /// and the recipe in words.
     read_from: Option<(String, String)>,
-}
-
-#[derive(Default)]
-struct Walk {
-    candidates: Vec<Candidate>,
-    /// The docker context the command has selected so far (`docker context use X`).
-    engine_context: Option<String>,
-    /// Docker contexts the command has created so far, with their `--docker` endpoint
-    /// (`docker context create X --docker host=ssh://atlas`): a later use reaches it.
-    created_contexts: Vec<(String, String)>,
-    unknown_programs: Vec<Vec<String>>,
-    /// Commands that run code that cannot be known (a shell reading an unknown input, a
-    /// recipe not read), with that code in words.
-    unknown_code: Vec<(Vec<String>, String)>,
-    /// The recipes being walked, innermost last: the runner's command as written and the
-    /// recipe in words ("`deploy` in package.json"), for the refusal to say what it read.
-    reading: Vec<(String, String)>,
-    /// Files the command reads whose text it did not give (`< hosts.txt`), as written.
-    inputs: Vec<String>,
-    /// Their text, once read from disk: every source of the walk is parsed with it.
-    read: std::rc::Rc<HashMap<String, String>>,
-    unparsable: Vec<String>,
-    /// Every word met, for "does the command name a mesh object".
-    words: Vec<String>,
-    /// Words that can flow into another command's target (see `flow`).
-    flows: Vec<String>,
-    /// Functions the command defines: a call's arguments flow into the body.
-    functions: Vec<String>,
-    /// Functions a file the command sources defines (`. ./lib.sh`), with their bodies, in
-    /// the order met: walked apart from the command, a later call is followed here.
-    sourced_functions: Vec<(String, crate::ondisk::Value)>,
-    refusal: Option<Refusal>,
-    incomplete: Option<String>,
-    /// Variables of the script being walked (innermost payload last): every value each
-    /// was assigned anywhere in it, the environment its commands may see.
-    scopes: Vec<std::rc::Rc<HashMap<String, Vec<String>>>>,
-    /// A guarded program runs: the catalog must be read (and valid), even where no target
-    /// was found (`docker build .` with a broken catalog is refused, as the contract says).
-    guarded: bool,
-    /// Where the command has `cd`'d to, for the paths after it.
-    cwd: Option<PathBuf>,
-    /// The command has `cd`'d somewhere that cannot be known (`cd "$X"`, `cd -` with an
-    /// unknown `OLDPWD`): its relative paths could be anywhere.
-    cwd_unknown: bool,
-    /// Where `cd -` goes: `None` until a `cd` of the command's own sets it.
-    oldpwd: Option<Option<PathBuf>>,
-    /// Links the command itself creates (`ln -s ~/.claude x`), with what they point to:
-    /// a path through one is not known from its text.
-    links: Vec<(PathBuf, String)>,
-    /// How many remote commands (`ssh host '…'`) the walk is inside. There, a container's
-    /// or unit's name is the remote machine's business: only machines it reaches count.
-    remote: usize,
-    /// How many speculative walks (a program's arguments read as a command) the walk is in.
-    speculative: usize,
-    /// Commands `git config` stored (an `!` alias, `core.sshCommand`), with their depth:
-    /// nothing runs them then; a later git, or a program that may run git, may.
-    git_stored: Vec<(String, usize)>,
-    /// Walking a command a git setting from the environment runs: the programs in it see
-    /// the same environment, and are not read for it again.
-    in_git_setting: bool,
-    /// Walking a suffix of arguments found by `arguments_run`.
-    in_suffix: bool,
-    /// The programs whose arguments are being read, outermost first.
-    runners: Vec<String>,
-    /// Suffixes and shell-code words walked so far, and the words they held.
-    suffixes: usize,
-    suffix_words: usize,
 }
 
 pub use judge::{Judged, Reached};

@@ -6,7 +6,6 @@
 mod compose;
 mod make;
 mod recipes;
-mod runner_words;
 mod ssh_route;
 
 use super::*;

@@ -1,18 +1,156 @@
 //! The walk: scripts, commands, payloads and `cd`, collecting where a guarded program
-//! names a target (before the catalog is read).
+//! names a target (before the catalog is read). The files a command reads (`xargs … <
+//! hosts.txt`, `for h in $(cat hosts.txt)`, `parallel … :::: hosts.txt`) are read only where
+//! it runs a guarded or unknown program, through the world's disk (bounded), and the command
+//! walked again with their text, so their lines are the values, exactly.
 
 mod cd;
 pub(super) mod flow;
-mod inputs;
 
 use super::program::carried;
-use super::{Context, Guard, MAX_PAYLOAD_DEPTH, Walk};
+use super::{Candidate, Context, Guard, MAX_PAYLOAD_DEPTH, Refusal};
 use crate::argv::base_name;
 use crate::rules::Role;
 use crate::shell::{self, Command, Script, Stdin, UNKNOWN};
 use crate::unwrap::{Step, unwrap};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::rc::Rc;
+
+/// The walk's state: what it has found so far, and where the command stands.
+#[derive(Default)]
+pub(super) struct Walk {
+    pub(super) candidates: Vec<Candidate>,
+    /// The docker context the command has selected so far (`docker context use X`).
+    pub(super) engine_context: Option<String>,
+    /// Docker contexts the command has created so far, with their `--docker` endpoint
+    /// (`docker context create X --docker host=ssh://atlas`): a later use reaches it.
+    pub(super) created_contexts: Vec<(String, String)>,
+    pub(super) unknown_programs: Vec<Vec<String>>,
+    /// Commands that run code that cannot be known (a shell reading an unknown input, a
+    /// recipe not read), with that code in words.
+    pub(super) unknown_code: Vec<(Vec<String>, String)>,
+    /// The recipes being walked, innermost last: the runner's command as written and the
+    /// recipe in words ("`deploy` in package.json"), for the refusal to say what it read.
+    pub(super) reading: Vec<(String, String)>,
+    /// Files the command reads whose text it did not give (`< hosts.txt`), as written.
+    pub(super) inputs: Vec<String>,
+    /// Their text, once read from disk: every source of the walk is parsed with it.
+    pub(super) read: std::rc::Rc<HashMap<String, String>>,
+    pub(super) unparsable: Vec<String>,
+    /// Every word met, for "does the command name a mesh object".
+    pub(super) words: Vec<String>,
+    /// Words that can flow into another command's target (see `flow`).
+    pub(super) flows: Vec<String>,
+    /// Functions the command defines: a call's arguments flow into the body.
+    pub(super) functions: Vec<String>,
+    /// Functions a file the command sources defines (`. ./lib.sh`), with their bodies, in
+    /// the order met: walked apart from the command, a later call is followed here.
+    pub(super) sourced_functions: Vec<(String, crate::ondisk::Value)>,
+    pub(super) refusal: Option<Refusal>,
+    pub(super) incomplete: Option<String>,
+    /// Variables of the script being walked (innermost payload last): every value each
+    /// was assigned anywhere in it, the environment its commands may see.
+    pub(super) scopes: Vec<std::rc::Rc<HashMap<String, Vec<String>>>>,
+    /// A guarded program runs: the catalog must be read (and valid), even where no target
+    /// was found (`docker build .` with a broken catalog is refused, as the contract says).
+    pub(super) guarded: bool,
+    /// Where the command has `cd`'d to, for the paths after it.
+    pub(super) cwd: Option<PathBuf>,
+    /// The command has `cd`'d somewhere that cannot be known (`cd "$X"`, `cd -` with an
+    /// unknown `OLDPWD`): its relative paths could be anywhere.
+    pub(super) cwd_unknown: bool,
+    /// Where `cd -` goes: `None` until a `cd` of the command's own sets it.
+    pub(super) oldpwd: Option<Option<PathBuf>>,
+    /// Links the command itself creates (`ln -s ~/.claude x`), with what they point to:
+    /// a path through one is not known from its text.
+    pub(super) links: Vec<(PathBuf, String)>,
+    /// How many remote commands (`ssh host '…'`) the walk is inside. There, a container's
+    /// or unit's name is the remote machine's business: only machines it reaches count.
+    pub(super) remote: usize,
+    /// How many speculative walks (a program's arguments read as a command) the walk is in.
+    pub(super) speculative: usize,
+    /// Commands `git config` stored (an `!` alias, `core.sshCommand`), with their depth:
+    /// nothing runs them then; a later git, or a program that may run git, may.
+    pub(super) git_stored: Vec<(String, usize)>,
+    /// Walking a command a git setting from the environment runs: the programs in it see
+    /// the same environment, and are not read for it again.
+    pub(super) in_git_setting: bool,
+    /// Walking a suffix of arguments found by `arguments_run`.
+    pub(super) in_suffix: bool,
+    /// The programs whose arguments are being read, outermost first.
+    pub(super) runners: Vec<String>,
+    /// Suffixes and shell-code words walked so far, and the words they held.
+    pub(super) suffixes: usize,
+    pub(super) suffix_words: usize,
+}
+
+impl Guard<'_> {
+    /// The walk of a whole command. `xargs … < hosts.txt`: where it runs a guarded or
+    /// unknown program, the files it reads are read (bounded) and it is walked again with
+    /// their lines.
+    pub(super) fn walk_command(&self, source: &str) -> Walk {
+        let walk = self.walk_source(source, Rc::default());
+        if !walk.inputs.is_empty()
+            && !self.quick_pass(&walk)
+            && let Some(read) = self.read_inputs(&walk)
+        {
+            return self.walk_source(source, Rc::new(read));
+        }
+        walk
+    }
+
+    /// The walk of `source`, with the text of the files in `read` known.
+    pub(super) fn walk_source(&self, source: &str, read: Rc<HashMap<String, String>>) -> Walk {
+        let mut walk = Walk {
+            read,
+            ..Walk::default()
+        };
+        // `$HOME` is what bash would expand it to: the session's home, as the hook sees it.
+        let known: HashMap<String, Vec<String>> = self
+            .world
+            .home
+            .iter()
+            .map(|h| ("HOME".to_string(), vec![h.to_string_lossy().into_owned()]))
+            .collect();
+        match shell::parse_reading(source, 0, &known, &walk.read.clone()) {
+            Ok(script) => self.script(script, &mut walk),
+            Err(_) => walk.unparsable.push(source.to_string()),
+        }
+        walk
+    }
+
+    /// Nothing the command runs is guarded, unknown or unreadable: it passes unjudged.
+    pub(super) fn quick_pass(&self, walk: &Walk) -> bool {
+        walk.candidates.is_empty()
+            && !walk.guarded
+            && walk.unknown_programs.is_empty()
+            && walk.unknown_code.is_empty()
+            && walk.unparsable.is_empty()
+    }
+
+    /// The text of the files the command reads, by path as written; `None` when none could
+    /// be read. A relative path is read from the session's directory only where the
+    /// command has not `cd`'d elsewhere.
+    pub(super) fn read_inputs(&self, walk: &Walk) -> Option<HashMap<String, String>> {
+        let disk = self.world.disk.clone()?;
+        let moved = walk.cwd.is_some() || walk.cwd_unknown;
+        let mut read = HashMap::new();
+        for path in &walk.inputs {
+            let full = if path.starts_with('/') {
+                PathBuf::from(path)
+            } else if moved {
+                continue;
+            } else {
+                self.world.cwd.as_ref()?.join(path)
+            };
+            if let Some(text) = disk.input(&full) {
+                read.insert(path.clone(), text);
+            }
+        }
+        (!read.is_empty()).then_some(read)
+    }
+}
 impl Guard<'_> {
     pub(super) fn script(&self, script: Script, walk: &mut Walk) {
         if let Some(why) = script.incomplete {
