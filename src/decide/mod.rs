@@ -1,8 +1,16 @@
-//! One decision: shell source × rules × catalog → pass, or a refusal with its facts.
+//! One decision: shell source × rules × catalog × the command's world → pass, or a refusal
+//! with its facts.
 //!
 //! The walk first collects, without the catalog, every place a guarded program names a
 //! target; only if there is one is the catalog read (so a command with no guarded program
-//! passes even when the catalog is broken, and costs no file read).
+//! passes even when the catalog is broken, and costs no file read). One event through it:
+//! [`Guard::judged`] (`judge.rs`) → `walk/` (the shell walked, command by command) →
+//! `program/` (a guarded program's arguments: its candidate targets) → [`target`] (a word in
+//! its role to a mesh object) → back in `judge.rs`, the verdict. Beside the flow, `disk/`
+//! (what the disk says a command runs or reaches, asked through the world) and
+//! `self_protection/` (what a command may not do to the guard). The world (working
+//! directory, home, environment, disk, the guard's files) is [`Guard::world`], built by the
+//! boundary: nothing here reads the file system or the environment itself.
 
 mod disk;
 mod judge;

@@ -82,8 +82,8 @@ pub enum Role {
     Ignore,
 }
 
-/// What a role is, apart from how a program's words are read (`decide/program.rs`) and
-/// how a value is resolved against the catalog (`decide/target.rs`).
+/// What a role is, apart from how a program's words are read (`decide/program/`) and
+/// how a value is resolved against the catalog (`decide/target/`).
 impl Role {
     /// The placeholder a role stands for in a `replaces` shape.
     pub fn placeholder(self) -> &'static str {

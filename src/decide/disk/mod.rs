@@ -1,7 +1,8 @@
 //! What the command will use from disk (issue 13, item 5), asked through
 //! [`crate::world::Disk`] only once a command is known to need it: a shell or `source`
 //! running a script file, a script run by path, `make`, and `docker`/`podman` with no daemon
-//! on the command line. A command of no such program reads nothing.
+//! on the command line. A command of no such program reads nothing. Beside it: `make`, task
+//! runners' `recipes`, ssh's configuration (`ssh_route`) and compose projects (`compose`).
 
 mod compose;
 mod make;

@@ -3,7 +3,7 @@
 //! deploy`): which recipes its words name (`npm --prefix site run deploy -- --prod`, `just -f
 //! j deploy web`, `tox -e a,b`, read by the runner's rules in `rules/runners.toml`: the file
 //! and directory options, the recipe names, the words after), what the file says they
-//! run (asked through [`crate::ondisk::disk::Disk::recipes`]), and each recipe's commands
+//! run (asked through [`crate::world::Disk::recipes`]), and each recipe's commands
 //! walked as the shell code they are, with the recipes they call, to a bound. A recipe
 //! that cannot be read is unknown code; a file that is not there runs nothing.
 

@@ -1,4 +1,9 @@
-//! A guarded program's arguments read against its rules: every target it names.
+//! Programs and their arguments: a guarded program's arguments read against its rules, every
+//! target it names (here), read every way its grammar allows (`readings`); any program's
+//! arguments read for a guarded program or shell code (`arguments`); the command it carries
+//! for its target (`carried`) and the commands equivalent to a call (`equivalent`); the
+//! engine context selected in program order (`engine_context`); git's settings from its
+//! environment (`git_env`).
 
 mod arguments;
 pub(super) mod carried;
