@@ -27,7 +27,7 @@ pub fn search(
     rules: &Rules,
     protected: &Protected,
     source: &str,
-) -> Result<Answer, String> {
+) -> Result<Answer, crate::error::InputError> {
     let lazy = LazyCatalog::ready(catalog.clone());
     let guard = Guard {
         rules,
@@ -54,7 +54,7 @@ pub fn search(
                     refused,
                 )
             }
-            Err(_) => return Err("the command is not valid shell words".into()),
+            Err(_) => return Err(crate::error::InputError::NotShellWords),
         },
     };
     Ok(match refused {
