@@ -88,7 +88,7 @@ pub fn fail_closed(detail: &str) -> String {
 }
 
 pub(crate) fn load_rules(paths: &Paths) -> Result<Rules, Error> {
-    Rules::load(paths.rules.as_deref()).map_err(|e| Error::Rules(e.to_string()))
+    Rules::load(paths.rules.as_deref()).map_err(Error::Rules)
 }
 
 pub(crate) fn load_catalog(paths: &Paths) -> Result<Catalog, Error> {

@@ -100,11 +100,9 @@ pub enum Command {
     Audit {
         #[command(subcommand)]
         action: Option<AuditAction>,
-        /// Only events of these kinds: refusal, would-refuse, override, override-attempt, session-start, gap, checkpoint (repeat it, or separate with commas)
-        #[arg(long, value_name = "KIND", value_delimiter = ',')]
+        #[arg(long, value_name = "KIND", value_delimiter = ',', help = kind_help())]
         kind: Vec<String>,
-        /// Only events of this rule: remote-access, remote-daemon, mesh-container, mesh-unit, self-override, unverifiable, self-protection, fail-closed
-        #[arg(long, value_name = "RULE", value_parser = <crate::decide::Rule as std::str::FromStr>::from_str)]
+        #[arg(long, value_name = "RULE", value_parser = <crate::decide::Rule as std::str::FromStr>::from_str, help = rule_help())]
         rule: Option<crate::decide::Rule>,
         /// Only events whose target contains this (a machine, container or unit name)
         #[arg(long, value_name = "NAME")]
@@ -234,6 +232,21 @@ Example:
         #[arg(long, value_name = "NAME")]
         user: Option<String>,
     },
+}
+
+/// `audit --kind`'s help: the record's kinds, as the record names them.
+fn kind_help() -> String {
+    let kinds = crate::record::Kind::ALL.map(crate::record::Kind::as_str);
+    format!(
+        "Only events of these kinds: {} (repeat it, or separate with commas)",
+        kinds.join(", ")
+    )
+}
+
+/// `audit --rule`'s help: every rule's id.
+fn rule_help() -> String {
+    let rules = crate::decide::Rule::ALL.map(crate::decide::Rule::id);
+    format!("Only events of this rule: {}", rules.join(", "))
 }
 
 /// The global options each subcommand does nothing with: still accepted there (the

@@ -23,12 +23,29 @@ pub mod exit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
     /// The rules in force (built-in and `--rules`) cannot be read.
-    Rules(String),
+    Rules(crate::rules::RulesError),
     /// The catalog cannot be read or is invalid: each problem names its file and line.
     Catalog(Vec<String>),
     /// What the command was given cannot be read.
-    Input(String),
+    Input(InputError),
 }
+
+/// Why what a command was given cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputError {
+    /// A command to look at that does not split into shell words (an open quote).
+    NotShellWords,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputError::NotShellWords => f.write_str("the command is not valid shell words"),
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
 
 impl Error {
     pub fn exit_code(&self) -> i32 {
@@ -40,7 +57,8 @@ impl Error {
     /// The first problem, without the `error: ` prefix: what a refusal tells the operator.
     pub fn first_problem(&self) -> String {
         match self {
-            Error::Rules(why) | Error::Input(why) => why.clone(),
+            Error::Rules(why) => why.to_string(),
+            Error::Input(why) => why.to_string(),
             Error::Catalog(problems) => problems.first().cloned().unwrap_or_default(),
         }
     }
@@ -50,7 +68,8 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Rules(why) | Error::Input(why) => write!(f, "error: {why}"),
+            Error::Rules(why) => write!(f, "error: {why}"),
+            Error::Input(why) => write!(f, "error: {why}"),
             Error::Catalog(problems) => {
                 for (i, problem) in problems.iter().enumerate() {
                     let sep = if i == 0 { "" } else { "\n" };

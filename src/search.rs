@@ -28,7 +28,7 @@ pub fn search(
     rules: &Rules,
     world: &World,
     source: &str,
-) -> Result<Answer, String> {
+) -> Result<Answer, crate::error::InputError> {
     let lazy = LazyCatalog::ready(catalog.clone());
     let guard = Guard {
         rules,
@@ -55,7 +55,7 @@ pub fn search(
                     refused,
                 )
             }
-            Err(_) => return Err("the command is not valid shell words".into()),
+            Err(_) => return Err(crate::error::InputError::NotShellWords),
         },
     };
     Ok(match refused {

@@ -8,21 +8,39 @@ const MS_PER_DAY: i64 = 86_400_000;
 /// Reads `--since`/`--until`: a span back from `now_ms` (`30s`, `15m`, `2h`, `7d`), an RFC 3339
 /// time (`2026-11-30T10:00:00Z`, `2026-11-30T11:00:00.5+01:00`), or a bare date (midnight UTC).
 /// Returns UTC milliseconds since the epoch.
-pub fn parse_time(s: &str, now_ms: i64) -> Result<i64, String> {
+pub fn parse_time(s: &str, now_ms: i64) -> Result<i64, TimeError> {
     let s = s.trim();
-    let bad = || {
-        format!(
-            "cannot read the time {s:?}: expected a span back from now (30s, 15m, 2h, 7d) \
-             or an RFC 3339 time (2026-11-30T10:00:00Z)"
-        )
-    };
     if let Some(span) = relative_ms(s) {
         return span
             .and_then(|ms| now_ms.checked_sub(ms))
-            .ok_or_else(|| format!("the span {s:?} reaches too far back"));
+            .ok_or_else(|| TimeError::TooFarBack(s.to_string()));
     }
-    rfc3339_ms(s).ok_or_else(bad)
+    rfc3339_ms(s).ok_or_else(|| TimeError::Unreadable(s.to_string()))
 }
+
+/// Why a `--since`/`--until` (or `audit prune --before`) time cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimeError {
+    /// Neither a span nor an RFC 3339 time.
+    Unreadable(String),
+    /// A span back from now before the earliest time there is.
+    TooFarBack(String),
+}
+
+impl std::fmt::Display for TimeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TimeError::Unreadable(s) => write!(
+                f,
+                "cannot read the time {s:?}: expected a span back from now (30s, 15m, 2h, 7d) \
+                 or an RFC 3339 time (2026-11-30T10:00:00Z)"
+            ),
+            TimeError::TooFarBack(s) => write!(f, "the span {s:?} reaches too far back"),
+        }
+    }
+}
+
+impl std::error::Error for TimeError {}
 
 /// A span (`30s`, `15m`, `2h`, `7d`) in milliseconds; `None` when `s` is not one or overflows.
 pub fn span_ms(s: &str) -> Option<i64> {

@@ -305,7 +305,7 @@ fn malformed_times_are_errors() {
         "99999999999999999999d",
     ] {
         let err = parse_time(s, T0).unwrap_err();
-        assert!(!err.is_empty(), "{s}");
+        assert!(!err.to_string().is_empty(), "{s}");
     }
     assert!(
         parse_time("106751991168d", 0).is_err(),

@@ -63,3 +63,15 @@ fn the_license_is_the_manifests() {
     let license = read("LICENSE");
     assert!(license.starts_with("MIT License\n\nCopyright (c) 2026 the mesh-guard developers\n"));
 }
+
+#[test]
+fn the_records_kinds_are_the_ones_the_syslog_fields_name() {
+    let fleet = read("docs/fleet.md").replace('\n', " ");
+    let listed = fleet
+        .split_once("`MESH_GUARD_KIND` (")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .map(|(list, _)| list.to_string())
+        .expect("docs/fleet.md lists MESH_GUARD_KIND's values");
+    let kinds = mesh_guard::record::Kind::ALL.map(mesh_guard::record::Kind::as_str);
+    assert_eq!(listed, kinds.join(", "));
+}

@@ -32,14 +32,47 @@ impl Mode {
 }
 
 /// The rule families a mode may be set for: the mesh's. The guard's own protection, the
-/// override's rules and a broken setup are always enforced.
-pub const REPORTABLE: [&str; 5] = [
-    "remote-access",
-    "remote-daemon",
-    "mesh-container",
-    "mesh-unit",
-    "unverifiable",
-];
+/// override's rules and a broken setup are always enforced. Their ids are `decide::Rule`'s
+/// (the catalog sits below `decide`, which reads it, so it names them itself; a unit test
+/// holds the two lists together).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Family {
+    RemoteAccess,
+    RemoteDaemon,
+    MeshContainer,
+    MeshUnit,
+    Unverifiable,
+}
+
+impl Family {
+    /// In the order `[mode]`'s error lists them and the cache keeps them.
+    pub const ALL: [Family; 5] = [
+        Family::RemoteAccess,
+        Family::RemoteDaemon,
+        Family::MeshContainer,
+        Family::MeshUnit,
+        Family::Unverifiable,
+    ];
+
+    /// The rule's id, as `decide::Rule::id` spells it.
+    pub fn id(self) -> &'static str {
+        match self {
+            Family::RemoteAccess => "remote-access",
+            Family::RemoteDaemon => "remote-daemon",
+            Family::MeshContainer => "mesh-container",
+            Family::MeshUnit => "mesh-unit",
+            Family::Unverifiable => "unverifiable",
+        }
+    }
+
+    /// The family of the rule `id`, or `None` for a rule always enforced (or no rule).
+    pub fn from_id(id: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.id() == id)
+    }
+}
+
+/// The rule families a mode may be set for, in order.
+pub const REPORTABLE: [Family; 5] = Family::ALL;
 
 /// Rules that exist but are never in report mode, for a clear error.
 const ALWAYS_ENFORCED: [&str; 3] = ["self-protection", "self-override", "fail-closed"];
@@ -48,8 +81,8 @@ const ALWAYS_ENFORCED: [&str; 3] = ["self-protection", "self-override", "fail-cl
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Modes {
     pub default: Option<Mode>,
-    /// Rule id → mode, in `REPORTABLE` order.
-    pub rules: Vec<(String, Mode)>,
+    /// Rule family → mode, in `REPORTABLE` order.
+    pub rules: Vec<(Family, Mode)>,
     /// Module name → mode, in catalog order.
     pub modules: Vec<(String, Mode)>,
     /// The modules with no mode of their own and the machines they run on, kept only when
@@ -59,8 +92,11 @@ pub struct Modes {
 }
 
 impl Modes {
-    pub fn rule(&self, rule: &str) -> Option<Mode> {
-        self.rules.iter().find(|(r, _)| r == rule).map(|&(_, m)| m)
+    pub fn rule(&self, family: Family) -> Option<Mode> {
+        self.rules
+            .iter()
+            .find(|&&(f, _)| f == family)
+            .map(|&(_, m)| m)
     }
 
     pub fn module(&self, module: &str) -> Option<Mode> {
@@ -98,7 +134,7 @@ impl Modes {
         let settings: Vec<String> = self
             .rules
             .iter()
-            .map(|(r, m)| format!("{} for rule {r}", m.as_str()))
+            .map(|(r, m)| format!("{} for rule {}", m.as_str(), r.id()))
             .chain(
                 self.modules
                     .iter()
@@ -117,16 +153,16 @@ impl Modes {
     /// is under its own `mode`, else the rule family's, else the whole mesh's; the rule
     /// family's setting applies too. The refusal is reported only if every one of them
     /// says report: a module in report mode cannot put a neighbour on its machine in report
-    /// mode. Never reported for a rule outside `REPORTABLE`.
-    pub fn of(&self, rule: &str, modules: &[String]) -> Decided {
-        if !REPORTABLE.contains(&rule) {
+    /// mode. Never reported for a rule outside the families (`None`).
+    pub fn of(&self, family: Option<Family>, modules: &[String]) -> Decided {
+        let Some(rule) = family else {
             return Decided {
                 mode: Mode::Enforce,
                 by: By::Always,
             };
-        }
+        };
         let base = match self.rule(rule) {
-            Some(mode) => (mode, By::Rule(rule.to_string())),
+            Some(mode) => (mode, By::Rule(rule)),
             None => (self.default.unwrap_or(Mode::Enforce), By::Default),
         };
         if modules.is_empty() {
@@ -173,6 +209,7 @@ impl Modes {
 impl super::Catalog {
     /// The mode of a refusal under `rule` that reaches `object`, and which setting decided:
     /// a container or a unit reaches its module; a machine, every module that runs on it.
+    /// `rule` is a `decide::Rule`'s id (`decide` reads the catalog, not the other way).
     pub fn mode(&self, rule: &str, object: Option<&MeshObject>) -> Decided {
         self.mode_naming(rule, object, &[])
     }
@@ -187,8 +224,9 @@ impl super::Catalog {
         words: &[String],
     ) -> Decided {
         let modes = self.modes();
+        let family = Family::from_id(rule);
         if modes.all_enforced() {
-            return modes.of(rule, &[]);
+            return modes.of(family, &[]);
         }
         let mut modules: Vec<String> = match object {
             Some(MeshObject::Container { module, .. } | MeshObject::Unit { module, .. }) => {
@@ -234,7 +272,7 @@ impl super::Catalog {
                 }
             }
         }
-        modes.of(rule, &modules)
+        modes.of(family, &modules)
     }
 }
 
@@ -253,7 +291,7 @@ pub enum By {
     /// The whole mesh's mode (`[mode] default`, else enforce).
     Default,
     /// The rule family's `[mode]` entry.
-    Rule(String),
+    Rule(Family),
     /// A reached module: under its own `mode`, or (`own == false`) under the rule family's
     /// or the whole mesh's, having none.
     Module { name: String, own: bool },
@@ -267,7 +305,7 @@ impl By {
         match self {
             By::Always => "the guard's own rule, always enforced".into(),
             By::Default => "the whole mesh's mode".into(),
-            By::Rule(rule) => format!("rule {rule}'s mode"),
+            By::Rule(rule) => format!("rule {}'s mode", rule.id()),
             By::Module { name, own: true } => format!("module `{name}`'s mode"),
             By::Module { name, own: false } => format!(
                 "module `{name}`, which has no mode of its own (the rule's or the whole mesh's)"
@@ -301,7 +339,7 @@ impl Modes {
         let rules = self
             .rules
             .iter()
-            .map(|(r, m)| format!("rule\t{r}\t{}", m.as_str()));
+            .map(|(r, m)| format!("rule\t{}\t{}", r.id(), m.as_str()));
         let modules = self
             .modules
             .iter()
@@ -334,7 +372,7 @@ impl Modes {
             let mode = Mode::parse(mode)?;
             match kind {
                 "default" => modes.default = Some(mode),
-                "rule" => modes.rules.push((name.to_string(), mode)),
+                "rule" => modes.rules.push((Family::from_id(name)?, mode)),
                 "module" => modes.modules.push((name.to_string(), mode)),
                 _ => return None,
             }
@@ -371,8 +409,8 @@ pub(super) fn table(
         };
         if key == "default" {
             modes.default = Some(mode);
-        } else if REPORTABLE.contains(&key.as_str()) {
-            modes.rules.push((key.clone(), mode));
+        } else if let Some(family) = Family::from_id(key) {
+            modes.rules.push((family, mode));
         } else if ALWAYS_ENFORCED.contains(&key.as_str()) {
             errors.push(source.error(
                 at,
@@ -385,14 +423,12 @@ pub(super) fn table(
                 at,
                 format!(
                     "unknown key `{key}` in `[mode]` (the keys here are `default`, {})",
-                    REPORTABLE.map(|r| format!("`{r}`")).join(", ")
+                    REPORTABLE.map(|r| format!("`{}`", r.id())).join(", ")
                 ),
             ));
         }
     }
-    modes
-        .rules
-        .sort_by_key(|(r, _)| REPORTABLE.iter().position(|x| x == r));
+    modes.rules.sort_by_key(|&(family, _)| family);
 }
 
 #[cfg(test)]

@@ -3,9 +3,10 @@
 use super::*;
 
 fn modes(default: Option<Mode>, rules: &[(&str, Mode)], modules: &[(&str, Mode)]) -> Modes {
+    let family = |id: &str| Family::from_id(id).unwrap();
     Modes {
         default,
-        rules: rules.iter().map(|(r, m)| (r.to_string(), *m)).collect(),
+        rules: rules.iter().map(|(r, m)| (family(r), *m)).collect(),
         modules: modules.iter().map(|(n, m)| (n.to_string(), *m)).collect(),
         unset: Vec::new(),
     }
@@ -14,15 +15,39 @@ fn modes(default: Option<Mode>, rules: &[(&str, Mode)], modules: &[(&str, Mode)]
 #[test]
 fn enforce_unless_said_and_never_for_the_guards_own_rules() {
     let none = Modes::default();
-    assert_eq!(none.of("remote-access", &[]).mode, Mode::Enforce);
+    assert_eq!(none.of(Some(Family::RemoteAccess), &[]).mode, Mode::Enforce);
     let all = modes(Some(Mode::Report), &[], &[]);
     assert_eq!(
-        all.of("mesh-container", &["logs".into()]).mode,
+        all.of(Some(Family::MeshContainer), &["logs".into()]).mode,
         Mode::Report
     );
-    assert_eq!(all.of("unverifiable", &[]).mode, Mode::Report);
+    assert_eq!(all.of(Some(Family::Unverifiable), &[]).mode, Mode::Report);
     for rule in ALWAYS_ENFORCED {
-        assert_eq!(all.of(rule, &[]).mode, Mode::Enforce, "{rule}");
+        assert_eq!(
+            all.of(Family::from_id(rule), &[]).mode,
+            Mode::Enforce,
+            "{rule}"
+        );
+    }
+}
+
+#[test]
+fn the_families_are_the_reportable_rules_and_the_rest_always_enforced() {
+    // The catalog names `decide::Rule`'s ids itself (it sits below `decide`): held here.
+    for rule in crate::decide::Rule::ALL {
+        let family = Family::from_id(rule.id());
+        assert_eq!(
+            family.is_none(),
+            ALWAYS_ENFORCED.contains(&rule.id()),
+            "{}",
+            rule.id()
+        );
+    }
+    for family in Family::ALL {
+        assert!(
+            crate::decide::Rule::from_id(family.id()).is_some(),
+            "{family:?}"
+        );
     }
 }
 
@@ -34,14 +59,29 @@ fn a_rules_or_a_modules_setting_wins_over_the_default_and_enforce_wins_a_disagre
         &[("mesh-container", Report), ("remote-access", Enforce)],
         &[("vault", Enforce), ("legacy", Report)],
     );
-    assert_eq!(m.of("mesh-container", &["logs".into()]).mode, Report);
-    assert_eq!(m.of("mesh-container", &["vault".into()]).mode, Enforce);
-    assert_eq!(m.of("mesh-unit", &["legacy".into()]).mode, Report);
-    assert_eq!(m.of("remote-access", &["legacy".into()]).mode, Enforce);
-    assert_eq!(m.of("mesh-unit", &["logs".into()]).mode, Enforce);
     assert_eq!(
-        m.of("remote-daemon", &["legacy".into(), "vault".into()])
-            .mode,
+        m.of(Some(Family::MeshContainer), &["logs".into()]).mode,
+        Report
+    );
+    assert_eq!(
+        m.of(Some(Family::MeshContainer), &["vault".into()]).mode,
+        Enforce
+    );
+    assert_eq!(
+        m.of(Some(Family::MeshUnit), &["legacy".into()]).mode,
+        Report
+    );
+    assert_eq!(
+        m.of(Some(Family::RemoteAccess), &["legacy".into()]).mode,
+        Enforce
+    );
+    assert_eq!(m.of(Some(Family::MeshUnit), &["logs".into()]).mode, Enforce);
+    assert_eq!(
+        m.of(
+            Some(Family::RemoteDaemon),
+            &["legacy".into(), "vault".into()]
+        )
+        .mode,
         Enforce
     );
 }
@@ -52,7 +92,7 @@ fn a_machine_is_reported_only_if_every_module_on_it_is() {
     let m = modes(None, &[], &[("controller", Report), ("vault", Enforce)]);
     let on = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
     // metrics has no mode: it is under the whole mesh's, enforce, and decides.
-    let d = m.of("remote-access", &on(&["controller", "metrics"]));
+    let d = m.of(Some(Family::RemoteAccess), &on(&["controller", "metrics"]));
     assert_eq!(d.mode, Enforce);
     assert_eq!(
         d.by,
@@ -61,9 +101,9 @@ fn a_machine_is_reported_only_if_every_module_on_it_is() {
             own: false
         }
     );
-    let d = m.of("remote-access", &on(&["controller", "vault"]));
+    let d = m.of(Some(Family::RemoteAccess), &on(&["controller", "vault"]));
     assert_eq!((d.mode, d.by.module()), (Enforce, Some("vault")));
-    let d = m.of("remote-access", &on(&["controller"]));
+    let d = m.of(Some(Family::RemoteAccess), &on(&["controller"]));
     assert_eq!((d.mode, d.by.module()), (Report, Some("controller")));
     // Under a reported rule family, a module without a mode of its own is reported too.
     let r = modes(
@@ -72,11 +112,13 @@ fn a_machine_is_reported_only_if_every_module_on_it_is() {
         &[("controller", Report)],
     );
     assert_eq!(
-        r.of("remote-access", &on(&["controller", "metrics"])).mode,
+        r.of(Some(Family::RemoteAccess), &on(&["controller", "metrics"]))
+            .mode,
         Report
     );
     assert_eq!(
-        r.of("remote-daemon", &on(&["controller", "metrics"])).mode,
+        r.of(Some(Family::RemoteDaemon), &on(&["controller", "metrics"]))
+            .mode,
         Enforce
     );
 }

@@ -84,23 +84,47 @@ pub(crate) fn open(paths: &Paths) -> Result<Store, RecordError> {
     }
 }
 
+/// Why the options select nothing that can be asked.
+#[derive(Debug)]
+enum FilterError {
+    Time(crate::time::TimeError),
+    Kind(crate::record::UnknownKind),
+}
+
+impl std::fmt::Display for FilterError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FilterError::Time(e) => e.fmt(f),
+            // The command's own words, not the record's `UnknownKind`: `or` before the last.
+            FilterError::Kind(e) => {
+                let [rest @ .., last] = Kind::ALL.map(Kind::as_str);
+                write!(
+                    f,
+                    "unknown kind `{}` (expected {} or {last})",
+                    e.0,
+                    rest.join(", ")
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for FilterError {}
+
 /// The rows the options select.
-fn filter(query: &AuditQuery) -> Result<Filter, String> {
+fn filter(query: &AuditQuery) -> Result<Filter, FilterError> {
     let now = crate::record::now_ms();
     let parse = |t: &Option<String>| {
         t.as_deref()
             .map(|t| crate::audit::parse_time(t, now))
             .transpose()
+            .map_err(FilterError::Time)
     };
     let (since_ms, until_ms) = (parse(&query.since)?, parse(&query.until)?);
     // Read here, not by clap: its error is the command's own line (tests/audit_cli.rs).
     let mut kinds = Vec::new();
     for k in query.kind.iter().map(|k| k.trim()) {
-        kinds.push(k.parse::<Kind>().map_err(|_| {
-            format!(
-                "unknown kind `{k}` (expected refusal, would-refuse, override, override-attempt, session-start, gap or checkpoint)"
-            )
-        })?);
+        kinds.push(k.parse::<Kind>().map_err(FilterError::Kind)?);
     }
     Ok(Filter {
         kinds,

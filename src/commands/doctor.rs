@@ -332,14 +332,15 @@ fn print_json(
     trusted: &[trust::Entry],
 ) {
     let enforcement = modes.map(|m| {
-        let map = |set: &[(String, crate::catalog::Mode)]| {
-            set.iter()
-                .map(|(k, v)| (k.clone(), json!(v.as_str())))
+        let map = |set: &mut dyn Iterator<Item = (&str, crate::catalog::Mode)>| {
+            set.map(|(k, v)| (k.to_string(), json!(v.as_str())))
                 .collect::<serde_json::Map<_, _>>()
         };
+        let rules = &mut m.rules.iter().map(|&(r, v)| (r.id(), v));
+        let modules = &mut m.modules.iter().map(|(n, v)| (n.as_str(), *v));
         json!({
             "default": m.default.unwrap_or(crate::catalog::Mode::Enforce).as_str(),
-            "rules": map(&m.rules), "modules": map(&m.modules),
+            "rules": map(rules), "modules": map(modules),
         })
     });
     let object = json!({

@@ -150,7 +150,7 @@ impl Server<'_> {
                 };
                 tool_result(text, structured)
             }
-            Err(why) => tool_error(&why),
+            Err(why) => tool_error(&why.to_string()),
         }
     }
 

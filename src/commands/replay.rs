@@ -30,7 +30,7 @@ pub fn run(paths: &Paths, given: &[PathBuf], format: Format) -> i32 {
         }
         return exit::ERROR;
     }
-    let sources: Vec<(PathBuf, Option<&'static str>)> = if given.is_empty() {
+    let sources: Vec<(PathBuf, Option<crate::hook::Agent>)> = if given.is_empty() {
         let home = crate::io::var_os("HOME")
             .map(PathBuf::from)
             .or_else(crate::perm::account_home)
@@ -110,11 +110,11 @@ fn replay_file(
             Decision::Pass(_) => Mode::Report,
         };
         let refused = Refused {
-            rule: refusal.rule.id(),
+            rule: refusal.rule,
             target: &refusal.target,
             tools: outcome.instead.iter().map(|s| s.tool.clone()).collect(),
             shape: &refusal.shape,
-            mode: mode.as_str(),
+            mode,
         };
         tally.refused(&found, &shown, refused);
     });

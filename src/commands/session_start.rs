@@ -29,8 +29,9 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
         row.cwd = field("cwd");
         row
     };
-    // The catalog names the record's system log; read only if a row is written.
-    let record_catalog = paths.lazy_catalog();
+    // Read once, from its TOML: it names the record's system log and gives the agent its
+    // table; a broken one is the operator's warning below.
+    let catalog = crate::catalog::LazyCatalog::new(paths.catalog.clone());
     // A session started with a grant: recorded as the operator's start when it verifies,
     // as an attempt when it does not (decision 0058).
     match crate::pipeline::grant_in_force(paths) {
@@ -41,7 +42,7 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
             row.scope = grant.grant.scope.clone();
             row.signer = grant.signer.clone();
             row.grant_expires = crate::time::format_time(grant.grant.expires_ms, false);
-            if let Err(e) = append(paths, &record_catalog, &row) {
+            if let Err(e) = append(paths, &catalog, &row) {
                 errln!(
                     "mesh-guard: the session's override could not be recorded ({e}); it will not be honoured"
                 );
@@ -53,7 +54,7 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
             row.reason = format!("override not honoured: {}", not.why);
             row.signer = not.signer;
             row.grant_expires = not.expires;
-            if append(paths, &record_catalog, &row).is_err() {
+            if append(paths, &catalog, &row).is_err() {
                 errln!("mesh-guard: this session's override attempt could not be recorded");
             }
             errln!(
@@ -63,9 +64,9 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
             );
         }
     }
-    let loaded = crate::catalog::load(&paths.catalog);
+    let loaded = catalog.get();
     // A broken catalog refuses every guarded command: the operator hears it at the start.
-    let broken = loaded.as_ref().err().map(|errors| {
+    let broken = loaded.err().map(|errors| {
         crate::decide::Broken::Catalog(errors.first().map(|e| e.to_string()).unwrap_or_default())
     });
     if let Some(broken) = &broken {
@@ -79,7 +80,7 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
             paths.catalog.display()
         );
     }
-    let table = catalog.map(|c| instead_of_table(&c, TableFormat::Markdown));
+    let table = catalog.map(|c| instead_of_table(c, TableFormat::Markdown));
     let context = match table {
         Some(table) => format!(
             "This machine's shell commands are checked by mesh-guard. For the mesh's machines, containers and units, use the mesh's own tools instead of ssh, scp, docker, journalctl or systemctl:\n\n{table}\nIf no tool fits, tell the operator which tool is missing rather than working round the guard."

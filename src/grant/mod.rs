@@ -11,8 +11,8 @@ mod message;
 pub mod signers;
 mod trust;
 
-pub use message::Grant;
-pub use signers::AllowedSigners;
+pub use message::{Grant, MessageError};
+pub use signers::{AllowedSigners, BadLine, LineError, NotAllowed};
 pub use trust::{
     FIX, Place, SYSTEM_SIGNERS, judge, signer_places, trusted_signers, trusted_signers_for,
 };
@@ -69,25 +69,63 @@ pub fn text_in_env() -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
+/// Why no grant can be honoured: no list of signers the guard may trust.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoSigners {
+    /// No list can be opened (`beside` the catalog only, or there and at the system's).
+    Absent {
+        system_too: bool,
+    },
+    WritableByOthers,
+    NotText,
+    TooLarge,
+    /// A list within the reach of the guard's account: the clause says which and why.
+    InReach(String),
+}
+
+impl std::fmt::Display for NoSigners {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoSigners::Absent { system_too: false } => {
+                f.write_str("there is no readable allowed_signers file beside the catalog")
+            }
+            NoSigners::Absent { system_too: true } => write!(
+                f,
+                "there is no readable allowed_signers file beside the catalog or at {}",
+                trust::SYSTEM_SIGNERS
+            ),
+            NoSigners::WritableByOthers => {
+                f.write_str("allowed_signers is writable by its group or others")
+            }
+            NoSigners::NotText => f.write_str("allowed_signers cannot be read as text"),
+            NoSigners::TooLarge => f.write_str("allowed_signers is larger than 1 MiB"),
+            NoSigners::InReach(clause) => {
+                write!(f, "{clause}, so no key it lists is trusted. {}", trust::FIX)
+            }
+        }
+    }
+}
+
+impl std::error::Error for NoSigners {}
+
 /// Reads `allowed_signers`, bounded; `Err` says why no grant can be honoured.
-pub fn read_signers(path: &Path) -> Result<AllowedSigners, String> {
+pub fn read_signers(path: &Path) -> Result<AllowedSigners, NoSigners> {
     use std::io::Read;
-    let file = std::fs::File::open(path)
-        .map_err(|_| "there is no readable allowed_signers file beside the catalog".to_string())?;
+    let file = std::fs::File::open(path).map_err(|_| NoSigners::Absent { system_too: false })?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         // Anyone who may write it may sign for themselves.
         if file.metadata().is_ok_and(|m| m.mode() & 0o022 != 0) {
-            return Err("allowed_signers is writable by its group or others".into());
+            return Err(NoSigners::WritableByOthers);
         }
     }
     let mut text = String::new();
     file.take(MAX_SIGNERS_BYTES + 1)
         .read_to_string(&mut text)
-        .map_err(|_| "allowed_signers cannot be read as text".to_string())?;
+        .map_err(|_| NoSigners::NotText)?;
     if text.len() as u64 > MAX_SIGNERS_BYTES {
-        return Err("allowed_signers is larger than 1 MiB".into());
+        return Err(NoSigners::TooLarge);
     }
     Ok(AllowedSigners::parse(&text))
 }
@@ -95,7 +133,7 @@ pub fn read_signers(path: &Path) -> Result<AllowedSigners, String> {
 /// The grant `text` verified against `signers` on `host` at `now_ms`.
 pub fn verify(
     text: &str,
-    signers: Result<&AllowedSigners, &str>,
+    signers: Result<&AllowedSigners, &NoSigners>,
     host: &str,
     now_ms: i64,
 ) -> Result<Verified, NotHonoured> {
@@ -115,8 +153,12 @@ pub fn verify(
     }
     let (message, signature) =
         decode(body).map_err(|why| fail(format!("the grant is malformed: {why}")))?;
-    let grant =
-        Grant::parse(&message).map_err(|why| fail(format!("the grant is malformed: {why}")))?;
+    let grant = Grant::parse(&message).map_err(|why| {
+        fail(format!(
+            "the grant is malformed: {}",
+            Malformed::Message(why)
+        ))
+    })?;
     let fail = |why: String, signer: &str| NotHonoured {
         why,
         signer: signer.to_string(),
@@ -179,17 +221,62 @@ fn same_host(a: &str, b: &str) -> bool {
         .eq_ignore_ascii_case(b.trim_end_matches('.'))
 }
 
+/// Why `ssh-keygen -Y sign`'s output is no signature to put in a grant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadSignature {
+    NotBase64,
+    /// `ssh-key`'s words on it.
+    Unreadable(String),
+}
+
+impl std::fmt::Display for BadSignature {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadSignature::NotBase64 => f.write_str("the signature is not base64"),
+            BadSignature::Unreadable(e) => write!(f, "the signature cannot be read ({e})"),
+        }
+    }
+}
+
+impl std::error::Error for BadSignature {}
+
+/// Why a grant's text does not decode into a message and a signature (after "the grant is
+/// malformed: ").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Malformed {
+    NoSignaturePart,
+    MessageNotBase64Url,
+    MessageNotUtf8,
+    SignatureNotBase64Url,
+    NotAnSshSignature,
+    Message(MessageError),
+}
+
+impl std::fmt::Display for Malformed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Malformed::NoSignaturePart => f.write_str("it has no signature part"),
+            Malformed::MessageNotBase64Url => f.write_str("its message is not base64url"),
+            Malformed::MessageNotUtf8 => f.write_str("its message is not UTF-8"),
+            Malformed::SignatureNotBase64Url => f.write_str("its signature is not base64url"),
+            Malformed::NotAnSshSignature => f.write_str("its signature is not an SSH signature"),
+            Malformed::Message(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Malformed {}
+
 /// The grant's text: the signed message and the signature `ssh-keygen -Y sign` printed
 /// (armored, `-----BEGIN SSH SIGNATURE-----`).
-pub fn encode(message: &str, armored: &str) -> Result<String, String> {
+pub fn encode(message: &str, armored: &str) -> Result<String, BadSignature> {
     let body: String = armored
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with("-----"))
         .collect();
-    let blob = Base64::decode_vec(&body).map_err(|_| "the signature is not base64".to_string())?;
-    ssh_key::SshSig::from_pem(armored)
-        .map_err(|e| format!("the signature cannot be read ({e})"))?;
+    let blob = Base64::decode_vec(&body).map_err(|_| BadSignature::NotBase64)?;
+    ssh_key::SshSig::from_pem(armored).map_err(|e| BadSignature::Unreadable(e.to_string()))?;
     Ok(format!(
         "{PREFIX}{}.{}",
         Base64UrlUnpadded::encode_string(message.as_bytes()),
@@ -198,13 +285,13 @@ pub fn encode(message: &str, armored: &str) -> Result<String, String> {
 }
 
 /// The message and the signature out of a grant's text (after its prefix).
-fn decode(body: &str) -> Result<(String, ssh_key::SshSig), String> {
-    let (message, signature) = body.split_once('.').ok_or("it has no signature part")?;
+fn decode(body: &str) -> Result<(String, ssh_key::SshSig), Malformed> {
+    let (message, signature) = body.split_once('.').ok_or(Malformed::NoSignaturePart)?;
     let message =
-        Base64UrlUnpadded::decode_vec(message).map_err(|_| "its message is not base64url")?;
-    let message = String::from_utf8(message).map_err(|_| "its message is not UTF-8")?;
+        Base64UrlUnpadded::decode_vec(message).map_err(|_| Malformed::MessageNotBase64Url)?;
+    let message = String::from_utf8(message).map_err(|_| Malformed::MessageNotUtf8)?;
     let blob =
-        Base64UrlUnpadded::decode_vec(signature).map_err(|_| "its signature is not base64url")?;
+        Base64UrlUnpadded::decode_vec(signature).map_err(|_| Malformed::SignatureNotBase64Url)?;
     let wrapped: Vec<String> = Base64::encode_string(&blob)
         .as_bytes()
         .chunks(70)
@@ -214,7 +301,6 @@ fn decode(body: &str) -> Result<(String, ssh_key::SshSig), String> {
         "-----BEGIN SSH SIGNATURE-----\n{}\n-----END SSH SIGNATURE-----\n",
         wrapped.join("\n")
     );
-    let signature =
-        ssh_key::SshSig::from_pem(pem).map_err(|_| "its signature is not an SSH signature")?;
+    let signature = ssh_key::SshSig::from_pem(pem).map_err(|_| Malformed::NotAnSshSignature)?;
     Ok((message, signature))
 }

@@ -17,15 +17,95 @@ pub struct Signer {
     pub valid_after_ms: Option<i64>,
     pub valid_before_ms: Option<i64>,
     /// Why the line cannot allow a grant though it names a key (`cert-authority`).
-    pub unsupported: Option<String>,
+    pub unsupported: Option<NotAllowed>,
 }
 
 /// The file read: its signers, and the lines that name no usable key (for `doctor`).
 #[derive(Debug, Clone, Default)]
 pub struct AllowedSigners {
     pub signers: Vec<Signer>,
-    pub errors: Vec<String>,
+    pub errors: Vec<LineError>,
 }
+
+/// A line of `allowed_signers` that names no usable key, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    /// From 1.
+    pub line: usize,
+    pub why: BadLine,
+}
+
+/// Why a line of `allowed_signers` cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadLine {
+    NoPrincipalsOrKey,
+    NoKey,
+    /// The key of this type cannot be read: `ssh-key`'s words.
+    Key {
+        kind: String,
+        cause: String,
+    },
+    UnsupportedOption(String),
+    /// A `valid-after`/`valid-before` that is not `YYYYMMDD[HHMM[SS]]Z`.
+    Time(String),
+}
+
+/// Why a key that signed is not allowed to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotAllowed {
+    CertAuthority,
+    Namespace(String),
+    NotYetValid,
+    NoLongerValid,
+    NotListed,
+}
+
+impl std::fmt::Display for LineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.why)
+    }
+}
+
+impl std::fmt::Display for BadLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadLine::NoPrincipalsOrKey => {
+                f.write_str("expected `principals [options] keytype key`")
+            }
+            BadLine::NoKey => f.write_str("no key type and key"),
+            BadLine::Key { kind, cause } => write!(f, "the {kind} key cannot be read ({cause})"),
+            BadLine::UnsupportedOption(option) => write!(f, "unsupported option `{option}`"),
+            BadLine::Time(text) => write!(
+                f,
+                "`{text}` is not a time YYYYMMDD[HHMM[SS]]Z (UTC, with the Z)"
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for NotAllowed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotAllowed::CertAuthority => f.write_str(
+                "its allowed_signers line is a cert-authority, which mesh-guard does not support: list the operator's own key",
+            ),
+            NotAllowed::Namespace(namespace) => write!(
+                f,
+                "its allowed_signers line does not allow the namespace {namespace}"
+            ),
+            NotAllowed::NotYetValid => {
+                f.write_str("its allowed_signers line is not valid yet (valid-after)")
+            }
+            NotAllowed::NoLongerValid => {
+                f.write_str("its allowed_signers line is no longer valid (valid-before)")
+            }
+            NotAllowed::NotListed => f.write_str("its key is not in allowed_signers"),
+        }
+    }
+}
+
+impl std::error::Error for LineError {}
+impl std::error::Error for NotAllowed {}
 
 impl AllowedSigners {
     pub fn parse(text: &str) -> AllowedSigners {
@@ -37,7 +117,7 @@ impl AllowedSigners {
             }
             match parse_line(n + 1, line) {
                 Ok(signer) => file.signers.push(signer),
-                Err(why) => file.errors.push(format!("line {}: {why}", n + 1)),
+                Err(why) => file.errors.push(LineError { line: n + 1, why }),
             }
         }
         file
@@ -50,7 +130,7 @@ impl AllowedSigners {
         key: &ssh_key::public::KeyData,
         namespace: &str,
         now_ms: i64,
-    ) -> Result<&Signer, String> {
+    ) -> Result<&Signer, NotAllowed> {
         let mut why = None;
         for signer in self.signers.iter().filter(|s| s.key.key_data() == key) {
             let refused = if let Some(unsupported) = &signer.unsupported {
@@ -60,13 +140,11 @@ impl AllowedSigners {
                 .as_deref()
                 .is_some_and(|list| !pattern_list_matches(list, namespace))
             {
-                Some(format!(
-                    "its allowed_signers line does not allow the namespace {namespace}"
-                ))
+                Some(NotAllowed::Namespace(namespace.to_string()))
             } else if signer.valid_after_ms.is_some_and(|t| now_ms < t) {
-                Some("its allowed_signers line is not valid yet (valid-after)".into())
+                Some(NotAllowed::NotYetValid)
             } else if signer.valid_before_ms.is_some_and(|t| now_ms >= t) {
-                Some("its allowed_signers line is no longer valid (valid-before)".into())
+                Some(NotAllowed::NoLongerValid)
             } else {
                 None
             };
@@ -75,14 +153,14 @@ impl AllowedSigners {
                 Some(r) => why = why.or(Some(r)),
             }
         }
-        Err(why.unwrap_or_else(|| "its key is not in allowed_signers".into()))
+        Err(why.unwrap_or(NotAllowed::NotListed))
     }
 }
 
-fn parse_line(line: usize, text: &str) -> Result<Signer, String> {
+fn parse_line(line: usize, text: &str) -> Result<Signer, BadLine> {
     let (principals, rest) = word(text);
     if principals.is_empty() || rest.is_empty() {
-        return Err("expected `principals [options] keytype key`".into());
+        return Err(BadLine::NoPrincipalsOrKey);
     }
     let (second, after) = word(rest);
     let (options, key_text) = if is_key_type(second) {
@@ -93,10 +171,12 @@ fn parse_line(line: usize, text: &str) -> Result<Signer, String> {
     let (kind, after) = word(key_text);
     let (base64, _comment) = word(after);
     if !is_key_type(kind) || base64.is_empty() {
-        return Err("no key type and key".into());
+        return Err(BadLine::NoKey);
     }
-    let key = PublicKey::from_openssh(&format!("{kind} {base64}"))
-        .map_err(|e| format!("the {kind} key cannot be read ({e})"))?;
+    let key = PublicKey::from_openssh(&format!("{kind} {base64}")).map_err(|e| BadLine::Key {
+        kind: kind.to_string(),
+        cause: e.to_string(),
+    })?;
     let mut signer = Signer {
         line,
         principals: unquote(principals).to_string(),
@@ -113,14 +193,12 @@ fn parse_line(line: usize, text: &str) -> Result<Signer, String> {
         };
         match (name.as_str(), value) {
             ("cert-authority", None) => {
-                signer.unsupported = Some(
-                    "its allowed_signers line is a cert-authority, which mesh-guard does not support: list the operator's own key".into(),
-                );
+                signer.unsupported = Some(NotAllowed::CertAuthority);
             }
             ("namespaces", Some(v)) => signer.namespaces = Some(v.to_string()),
             ("valid-after", Some(v)) => signer.valid_after_ms = Some(timestamp(v)?),
             ("valid-before", Some(v)) => signer.valid_before_ms = Some(timestamp(v)?),
-            _ => return Err(format!("unsupported option `{option}`")),
+            _ => return Err(BadLine::UnsupportedOption(option.to_string())),
         }
     }
     Ok(signer)
@@ -172,8 +250,8 @@ fn is_key_type(word: &str) -> bool {
 
 /// ssh-keygen's `YYYYMMDD[HHMM[SS]]Z`. A time without `Z` is local to the signing host
 /// there; here it is refused rather than guessed.
-fn timestamp(text: &str) -> Result<i64, String> {
-    let bad = || format!("`{text}` is not a time YYYYMMDD[HHMM[SS]]Z (UTC, with the Z)");
+fn timestamp(text: &str) -> Result<i64, BadLine> {
+    let bad = || BadLine::Time(text.to_string());
     let digits = text.strip_suffix(['Z', 'z']).ok_or_else(bad)?;
     if !digits.bytes().all(|b| b.is_ascii_digit()) || ![8, 12, 14].contains(&digits.len()) {
         return Err(bad());
@@ -247,8 +325,8 @@ mod tests {
         ));
         assert_eq!(file.signers.len(), 3, "{file:?}");
         assert_eq!(file.errors.len(), 3, "{:?}", file.errors);
-        assert!(file.errors[1].contains("unsupported option"));
-        assert!(file.errors[2].contains("with the Z"));
+        assert!(file.errors[1].to_string().contains("unsupported option"));
+        assert!(file.errors[2].to_string().contains("with the Z"));
         let bob = &file.signers[1];
         assert_eq!(bob.principals, "bob,carol");
         assert_eq!(bob.namespaces.as_deref(), Some("git,mesh-guard-*"));
@@ -278,18 +356,21 @@ mod tests {
             expired
                 .allows(data, "mesh-guard-override", now)
                 .unwrap_err()
+                .to_string()
                 .contains("valid-before")
         );
         let ca = AllowedSigners::parse(&format!("a cert-authority {KEY}"));
         assert!(
             ca.allows(data, "mesh-guard-override", now)
                 .unwrap_err()
+                .to_string()
                 .contains("cert-authority")
         );
         assert!(
             AllowedSigners::default()
                 .allows(data, "mesh-guard-override", now)
                 .unwrap_err()
+                .to_string()
                 .contains("not in allowed_signers")
         );
     }

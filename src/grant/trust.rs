@@ -2,7 +2,7 @@
 //! catalog, else `/etc/mesh-guard/allowed_signers`, and only one out of the reach of the
 //! account the guard runs as. A list that account can change lists whoever the agent likes.
 
-use super::AllowedSigners;
+use super::{AllowedSigners, NoSigners};
 use crate::protect::reach::{InReach, out_of_reach};
 use std::path::{Path, PathBuf};
 
@@ -54,7 +54,7 @@ pub fn judge(place: &Path, uid: Option<u32>) -> Place {
 /// The signers of the first list out of the reach of the account this process runs as (the
 /// hook's, and `check`'s and `override grant`'s when the operator runs them as that account);
 /// `Err` is one line that says why no grant can be honoured and what the operator does.
-pub fn trusted_signers(catalog: &Path) -> Result<AllowedSigners, String> {
+pub fn trusted_signers(catalog: &Path) -> Result<AllowedSigners, NoSigners> {
     trusted_signers_for(catalog, crate::perm::current_uid()).map(|(_, s)| s)
 }
 
@@ -62,7 +62,7 @@ pub fn trusted_signers(catalog: &Path) -> Result<AllowedSigners, String> {
 pub fn trusted_signers_for(
     catalog: &Path,
     uid: Option<u32>,
-) -> Result<(PathBuf, AllowedSigners), String> {
+) -> Result<(PathBuf, AllowedSigners), NoSigners> {
     let mut refused: Option<String> = None;
     for (i, place) in signer_places(catalog).iter().enumerate() {
         let name = if i == 0 {
@@ -81,9 +81,7 @@ pub fn trusted_signers_for(
         }
     }
     Err(match refused {
-        Some(clause) => format!("{clause}, so no key it lists is trusted. {FIX}"),
-        None => format!(
-            "there is no readable allowed_signers file beside the catalog or at {SYSTEM_SIGNERS}"
-        ),
+        Some(clause) => NoSigners::InReach(clause),
+        None => NoSigners::Absent { system_too: true },
     })
 }

@@ -1,7 +1,7 @@
 //! Cursor's wire format: its own events (`beforeShellExecution`, `preToolUse`, …) and a
 //! `permission` answer with a message for the user and one for the agent.
 
-use super::{Action, Tools, claude, command_of, tool_call};
+use super::{Action, EventError, Tools, claude, command_of, tool_call};
 use serde_json::Value;
 
 /// Cursor's generic `preToolUse`.
@@ -12,12 +12,12 @@ const TOOLS: Tools = Tools {
     writers: &["Write", "Edit", "Delete"],
 };
 
-pub(super) fn action(json: &Value) -> Result<Action, String> {
+pub(super) fn action(json: &Value) -> Result<Action, EventError> {
     match json.get("hook_event_name").and_then(Value::as_str) {
         Some("beforeShellExecution") => command_of(Some(json), "beforeShellExecution"),
         Some("preToolUse") => tool_call(json, &TOOLS),
         Some("beforeMCPExecution" | "beforeReadFile") => Ok(Action::Other),
-        _ => Err("the event is not a Cursor event mesh-guard reads".into()),
+        _ => Err(EventError::NotACursorEvent),
     }
 }
 

@@ -66,26 +66,68 @@ pub struct Event {
     pub tool_use_id: String,
 }
 
-/// Reads one event. Anything not of the expected shape is an error: the caller refuses.
-pub fn parse(choice: AgentChoice, input: &[u8]) -> Result<Event, String> {
-    let text = std::str::from_utf8(input).map_err(|_| "the hook input is not UTF-8".to_string())?;
-    if text.trim().is_empty() {
-        return Err("the hook input is empty".into());
-    }
-    let json: Value =
-        serde_json::from_str(text).map_err(|_| "the hook input is not valid JSON".to_string())?;
-    if !json.is_object() {
-        return Err("the hook input is not a JSON object".into());
-    }
-    let agent = resolve(choice, detect(&json)).ok_or_else(|| match choice {
-        AgentChoice::Auto => {
-            "the hook input is not an event of any agent mesh-guard knows".to_string()
+/// Why a hook's input is not an event mesh-guard reads: the caller refuses, saying it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventError {
+    NotUtf8,
+    Empty,
+    NotJson,
+    NotAnObject,
+    /// No agent's shape, or not the shape of the agent `--agent` names.
+    UnknownAgent(AgentChoice),
+    /// The protocol's field naming the tool is missing.
+    NoTool(&'static str),
+    /// A shell tool's call without a command, or with one that is not a string.
+    NoCommand {
+        tool: String,
+    },
+    CommandNotText {
+        tool: String,
+    },
+    /// A Cursor event of a kind mesh-guard does not read.
+    NotACursorEvent,
+}
+
+impl std::fmt::Display for EventError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EventError::NotUtf8 => f.write_str("the hook input is not UTF-8"),
+            EventError::Empty => f.write_str("the hook input is empty"),
+            EventError::NotJson => f.write_str("the hook input is not valid JSON"),
+            EventError::NotAnObject => f.write_str("the hook input is not a JSON object"),
+            EventError::UnknownAgent(AgentChoice::Auto) => {
+                f.write_str("the hook input is not an event of any agent mesh-guard knows")
+            }
+            EventError::UnknownAgent(choice) => write!(
+                f,
+                "the hook input is not an event mesh-guard reads for --agent {}",
+                choice.name()
+            ),
+            EventError::NoTool(field) => write!(f, "the event has no {field}"),
+            EventError::NoCommand { tool } => write!(f, "the {tool} event has no command"),
+            EventError::CommandNotText { tool } => {
+                write!(f, "the {tool} event's command is not a string")
+            }
+            EventError::NotACursorEvent => {
+                f.write_str("the event is not a Cursor event mesh-guard reads")
+            }
         }
-        _ => format!(
-            "the hook input is not an event mesh-guard reads for --agent {}",
-            choice.name()
-        ),
-    })?;
+    }
+}
+
+impl std::error::Error for EventError {}
+
+/// Reads one event. Anything not of the expected shape is an error: the caller refuses.
+pub fn parse(choice: AgentChoice, input: &[u8]) -> Result<Event, EventError> {
+    let text = std::str::from_utf8(input).map_err(|_| EventError::NotUtf8)?;
+    if text.trim().is_empty() {
+        return Err(EventError::Empty);
+    }
+    let json: Value = serde_json::from_str(text).map_err(|_| EventError::NotJson)?;
+    if !json.is_object() {
+        return Err(EventError::NotAnObject);
+    }
+    let agent = resolve(choice, detect(&json)).ok_or(EventError::UnknownAgent(choice))?;
     let field = |name: &str| {
         json.get(name)
             .and_then(Value::as_str)
@@ -190,11 +232,11 @@ struct Tools {
     writers: &'static [&'static str],
 }
 
-fn tool_call(json: &Value, tools: &Tools) -> Result<Action, String> {
+fn tool_call(json: &Value, tools: &Tools) -> Result<Action, EventError> {
     let tool = json
         .get(tools.name)
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("the event has no {}", tools.name))?;
+        .ok_or(EventError::NoTool(tools.name))?;
     // The arguments are an object, or (Copilot) that object serialized as a JSON string.
     let input = match json.get(tools.input) {
         Some(Value::String(s)) => {
@@ -211,13 +253,17 @@ fn tool_call(json: &Value, tools: &Tools) -> Result<Action, String> {
     }
 }
 
-fn command_of(input: Option<&Value>, tool: &str) -> Result<Action, String> {
+fn command_of(input: Option<&Value>, tool: &str) -> Result<Action, EventError> {
     match input.and_then(|i| i.get("command")) {
         Some(Value::String(command)) => Ok(Action::Shell {
             command: command.clone(),
         }),
-        Some(_) => Err(format!("the {tool} event's command is not a string")),
-        None => Err(format!("the {tool} event has no command")),
+        Some(_) => Err(EventError::CommandNotText {
+            tool: tool.to_string(),
+        }),
+        None => Err(EventError::NoCommand {
+            tool: tool.to_string(),
+        }),
     }
 }
 

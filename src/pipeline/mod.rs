@@ -92,7 +92,7 @@ pub fn hook(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> Answer
     };
     let event = match hook::parse(choice, &input) {
         Ok(event) => event,
-        Err(why) => return Answer::refused(choice.fallback(), fail_closed(&why)),
+        Err(why) => return Answer::refused(choice.fallback(), fail_closed(&why.to_string())),
     };
     // 3. The catalog is opened once and read only if the decision or the record needs it.
     let catalog = paths.lazy_catalog();

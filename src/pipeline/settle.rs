@@ -27,12 +27,7 @@ pub fn verify_grant(paths: &Paths, text: &str) -> Result<Verified, NotHonoured> 
 /// this account's reach (decision 0069).
 pub fn verify_grant_on(paths: &Paths, text: &str, host: &str) -> Result<Verified, NotHonoured> {
     let signers = crate::grant::trusted_signers(&paths.catalog);
-    crate::grant::verify(
-        text,
-        signers.as_ref().map_err(String::as_str),
-        host,
-        crate::record::now_ms(),
-    )
+    crate::grant::verify(text, signers.as_ref(), host, crate::record::now_ms())
 }
 
 impl Answered<'_> {

@@ -20,14 +20,15 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// In the order the documentation, `audit --help` and its errors list them.
     pub const ALL: [Kind; 7] = [
         Kind::Refusal,
+        Kind::WouldRefuse,
         Kind::Override,
         Kind::OverrideAttempt,
         Kind::SessionStart,
         Kind::Gap,
         Kind::Checkpoint,
-        Kind::WouldRefuse,
     ];
 
     /// The stable name stored in the database and accepted by `audit --kind`.
@@ -50,18 +51,32 @@ impl fmt::Display for Kind {
     }
 }
 
-impl FromStr for Kind {
-    type Err = String;
+/// A name that is no kind of row: what a corrupt record or `audit --kind` gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownKind(pub String);
 
-    fn from_str(s: &str) -> Result<Kind, String> {
+impl fmt::Display for UnknownKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kinds = Kind::ALL.map(Kind::as_str);
+        write!(
+            f,
+            "unknown kind {:?}: expected one of {}",
+            self.0,
+            kinds.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownKind {}
+
+impl FromStr for Kind {
+    type Err = UnknownKind;
+
+    fn from_str(s: &str) -> Result<Kind, UnknownKind> {
         Kind::ALL
             .into_iter()
             .find(|k| k.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown kind {s:?}: expected one of refusal, would-refuse, override, override-attempt, session-start, gap, checkpoint"
-                )
-            })
+            .ok_or_else(|| UnknownKind(s.to_string()))
     }
 }
 

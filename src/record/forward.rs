@@ -79,12 +79,11 @@ impl Target {
     /// catalog's setting, else the system's
     /// log where one exists (as sudo does). A value that cannot be parsed is reported as
     /// unreachable rather than silently dropped.
-    pub fn resolve(env: Option<&str>, catalog: Option<&str>) -> Result<Target, String> {
+    pub fn resolve(env: Option<&str>, catalog: Option<&str>) -> Result<Target, ForwardError> {
         for value in [env, catalog].into_iter().flatten() {
             if !value.trim().is_empty() {
-                return Target::parse(value).ok_or_else(|| {
-                    format!("{value:?} is not none, journald, unix:PATH, udp://HOST:PORT or tcp://HOST:PORT")
-                });
+                return Target::parse(value)
+                    .ok_or_else(|| ForwardError::NotATarget(value.to_string()));
             }
         }
         Ok(Target::system_default())
@@ -113,6 +112,39 @@ impl std::fmt::Display for Target {
     }
 }
 
+/// Why a row did not reach the system log. The system's own words (an `io::Error`'s text)
+/// are kept as text: rows and `doctor` show them, and they are compared as nothing else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ForwardError {
+    /// The setting names no target.
+    NotATarget(String),
+    /// The target could not be connected to.
+    Unreachable { target: String, cause: String },
+    /// The target was connected to, and the send failed.
+    Send(String),
+    /// `[record] syslog = "none"`: an event the record could not take has no other copy.
+    Off,
+    /// What the row itself says when the link could not be made before it was written.
+    SystemLogUnreachable(Box<ForwardError>),
+}
+
+impl std::fmt::Display for ForwardError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ForwardError::NotATarget(value) => write!(
+                f,
+                "{value:?} is not none, journald, unix:PATH, udp://HOST:PORT or tcp://HOST:PORT"
+            ),
+            ForwardError::Unreachable { target, cause } => write!(f, "{target}: {cause}"),
+            ForwardError::Send(cause) => f.write_str(cause),
+            ForwardError::Off => f.write_str("forwarding is off (`[record] syslog = \"none\"`)"),
+            ForwardError::SystemLogUnreachable(e) => write!(f, "system log unreachable: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ForwardError {}
+
 /// An open path to the system log, made before the row is written so the row can say when the
 /// log was unreachable.
 pub enum Link {
@@ -126,8 +158,11 @@ pub enum Link {
 }
 
 /// Connects to `target` within [`SEND_TIMEOUT`]; the error is the reason the row will carry.
-pub fn connect(target: &Target) -> Result<Link, String> {
-    let fail = |e: std::io::Error| format!("{target}: {e}");
+pub fn connect(target: &Target) -> Result<Link, ForwardError> {
+    let fail = |e: std::io::Error| ForwardError::Unreachable {
+        target: target.to_string(),
+        cause: e.to_string(),
+    };
     Ok(match target {
         Target::None => Link::Off,
         Target::Journald(path) | Target::Unix(path) => {
@@ -174,8 +209,13 @@ fn first_addr(addr: &str) -> std::io::Result<std::net::SocketAddr> {
 }
 
 /// Sends one recorded row; the error says why it was lost (the row itself is already durable).
-pub fn send(link: &mut Link, row: &Row, prev_hash: &str, record: &Path) -> Result<(), String> {
-    let io = |e: std::io::Error| e.to_string();
+pub fn send(
+    link: &mut Link,
+    row: &Row,
+    prev_hash: &str,
+    record: &Path,
+) -> Result<(), ForwardError> {
+    let io = |e: std::io::Error| ForwardError::Send(e.to_string());
     match link {
         Link::Off => Ok(()),
         Link::Journald(sock) => sock
@@ -213,15 +253,15 @@ pub fn send_unrecorded(
     record: &Path,
     cause: &str,
     lost: &str,
-) -> Result<(), String> {
-    let io = |e: std::io::Error| e.to_string();
+) -> Result<(), ForwardError> {
+    let io = |e: std::io::Error| ForwardError::Send(e.to_string());
     let summary = unrecorded_summary(event, lost);
     let fields = || unrecorded_fields(event, record, cause, lost);
     // A warning whatever the kind: evidence is being lost.
     const WARNING: u8 = 4;
     let line = || rfc5424_of(event, &summary, WARNING, fields());
     match link {
-        Link::Off => Err("forwarding is off (`[record] syslog = \"none\"`)".to_string()),
+        Link::Off => Err(ForwardError::Off),
         Link::Journald(sock) => sock
             .send(&journald_of(&summary, WARNING, fields()))
             .map(drop)
@@ -248,7 +288,7 @@ pub struct ForwardingStatus {
     /// The target, as configured or found (`none` when off).
     pub target: String,
     /// `Ok` when the target accepted a connection (or forwarding is off); else why not.
-    pub reachable: Result<(), String>,
+    pub reachable: Result<(), ForwardError>,
 }
 
 /// Resolves the target the hook would use (the catalog's `[record] syslog`, else the

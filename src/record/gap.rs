@@ -84,7 +84,7 @@ pub(crate) fn note(
     event: &Event,
     error: &RecordError,
     cause: &str,
-    forwarded: &Result<(), String>,
+    forwarded: &Result<(), super::forward::ForwardError>,
 ) {
     let path = note_path(db);
     let small = std::fs::symlink_metadata(&path).map_or(true, |m| m.len() < MAX_NOTE_FILE);

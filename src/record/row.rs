@@ -191,7 +191,7 @@ impl RawRow {
             path: path.to_path_buf(),
             cause: format!("row {}: {what}", self.id),
         };
-        let kind = kind.parse::<Kind>().map_err(bad)?;
+        let kind = kind.parse::<Kind>().map_err(|e| bad(e.to_string()))?;
         let tools: Vec<String> =
             serde_json::from_str(&tools).map_err(|e| bad(format!("tools: {e}")))?;
         Ok(Row {

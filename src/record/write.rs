@@ -16,7 +16,7 @@ pub struct Appended {
     /// Lower-case hex.
     pub hash: String,
     /// Whether the system log took the event; the row is durable either way.
-    pub forwarded: Result<(), String>,
+    pub forwarded: Result<(), super::forward::ForwardError>,
 }
 
 /// Appends one row to the record at `db`, forwarding it to the system log in force
@@ -51,11 +51,19 @@ fn record_then(
     // (decision 0059).
     let (mut link, unreachable) =
         match Target::resolve(None, catalog_syslog).and_then(|t| forward::connect(&t)) {
-            Ok(link) => (link, String::new()),
-            Err(e) => (forward::Link::Off, format!("system log unreachable: {e}")),
+            Ok(link) => (link, None),
+            Err(e) => (
+                forward::Link::Off,
+                Some(forward::ForwardError::SystemLogUnreachable(Box::new(e))),
+            ),
         };
+    // What the row says of it: empty when the link was made.
+    let noted = unreachable
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
     let result = Store::open(db).and_then(|mut s| {
-        let appended = s.append_forwarded(event, &mut link, &unreachable);
+        let appended = s.append_forwarded(event, &mut link, &noted);
         // A failed append is closed as usual: nothing of it is committed.
         if appended.is_ok() {
             done(s);
@@ -67,17 +75,16 @@ fn record_then(
         let cause = super::health::cause_of(db, e);
         let said = format!("{} ({})", cause.as_str(), e.detail());
         let key = gap::lost_key(event);
-        let forwarded = if unreachable.is_empty() {
-            forward::send_unrecorded(&mut link, event, db, &said, &key)
-        } else {
-            Err(unreachable.clone())
+        let forwarded = match &unreachable {
+            None => forward::send_unrecorded(&mut link, event, db, &said, &key),
+            Some(e) => Err(e.clone()),
         };
         super::health::lost_forwarded(forwarded.is_ok());
         gap::note(db, event, e, cause.as_str(), &forwarded);
     }
     result.map(|mut a| {
-        if !unreachable.is_empty() {
-            a.forwarded = Err(unreachable);
+        if let Some(e) = unreachable {
+            a.forwarded = Err(e);
         }
         a
     })

@@ -5,6 +5,7 @@
 pub mod tally;
 pub mod transcript;
 
+use crate::hook::Agent;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use transcript::{FileState, Found};
@@ -16,7 +17,7 @@ pub const MAX_LINE: usize = 8 * 1024 * 1024;
 /// Where an agent keeps its transcripts, and which files there are transcripts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
-    pub agent: &'static str,
+    pub agent: Agent,
     pub dir: PathBuf,
 }
 
@@ -26,36 +27,37 @@ pub fn default_sources(home: &Path, var: impl Fn(&str) -> Option<PathBuf>) -> Ve
     let under = |variable: &str, default: &str| var(variable).unwrap_or_else(|| home.join(default));
     vec![
         Source {
-            agent: "claude",
+            agent: Agent::Claude,
             dir: under("CLAUDE_CONFIG_DIR", ".claude").join("projects"),
         },
         Source {
-            agent: "codex",
+            agent: Agent::Codex,
             dir: under("CODEX_HOME", ".codex").join("sessions"),
         },
         Source {
-            agent: "gemini",
+            agent: Agent::Gemini,
             dir: home.join(".gemini/tmp"),
         },
         Source {
-            agent: "copilot",
+            agent: Agent::Copilot,
             dir: under("COPILOT_HOME", ".copilot").join("session-state"),
         },
     ]
 }
 
-/// Whether `path` is a transcript of `agent` by its name, in that agent's directory.
-fn named_like(agent: &str, path: &Path) -> bool {
+/// Whether `path` is a transcript of `agent` by its name, in that agent's directory (any
+/// agent's: `*.jsonl`).
+fn named_like(agent: Option<Agent>, path: &Path) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
     let jsonl = name.ends_with(".jsonl");
     match agent {
-        "codex" => jsonl && name.starts_with("rollout-"),
-        "gemini" => jsonl && name.starts_with("session-"),
-        "copilot" => name == "events.jsonl",
-        _ => jsonl,
+        Some(Agent::Codex) => jsonl && name.starts_with("rollout-"),
+        Some(Agent::Gemini) => jsonl && name.starts_with("session-"),
+        Some(Agent::Copilot | Agent::CopilotClaudeStyle) => name == "events.jsonl",
+        Some(Agent::Claude | Agent::Cursor) | None => jsonl,
     }
 }
 
@@ -72,9 +74,9 @@ pub enum Met<'a> {
 /// transcript. Every entry that cannot be read is named: a directory that cannot be listed,
 /// a link that loops, a link back to a directory the walk is in. Links to directories are
 /// followed, each directory read once. Returns how many transcripts it gave.
-pub fn walk(path: &Path, agent: Option<&str>, each: &mut dyn FnMut(Met)) -> u64 {
+pub fn walk(path: &Path, agent: Option<Agent>, each: &mut dyn FnMut(Met)) -> u64 {
     let mut walk = Walk {
-        agent: agent.unwrap_or("any"),
+        agent,
         read: std::collections::HashSet::new(),
         open: Vec::new(),
         found: 0,
@@ -88,8 +90,8 @@ pub fn walk(path: &Path, agent: Option<&str>, each: &mut dyn FnMut(Met)) -> u64 
     walk.found
 }
 
-struct Walk<'e, 'f> {
-    agent: &'e str,
+struct Walk<'f> {
+    agent: Option<Agent>,
     /// Directories read, by device and inode: each is read once.
     read: std::collections::HashSet<(u64, u64)>,
     /// The directories the walk is in, outermost first: a link back to one is a loop.
@@ -98,7 +100,7 @@ struct Walk<'e, 'f> {
     each: &'f mut dyn FnMut(Met),
 }
 
-impl Walk<'_, '_> {
+impl Walk<'_> {
     fn file(&mut self, path: &Path, meta: &std::fs::Metadata, given: bool) {
         if meta.is_file() {
             if given || named_like(self.agent, path) {
@@ -164,12 +166,12 @@ impl Walk<'_, '_> {
 }
 
 /// Which files of a directory are `agent`'s transcripts, for "no transcript in …".
-pub fn looked_for(agent: Option<&str>) -> &'static str {
+pub fn looked_for(agent: Option<Agent>) -> &'static str {
     match agent {
-        Some("codex") => "rollout-*.jsonl files, in it and below",
-        Some("gemini") => "session-*.jsonl files, in it and below",
-        Some("copilot") => "events.jsonl files, in it and below",
-        _ => "*.jsonl files, in it and below",
+        Some(Agent::Codex) => "rollout-*.jsonl files, in it and below",
+        Some(Agent::Gemini) => "session-*.jsonl files, in it and below",
+        Some(Agent::Copilot | Agent::CopilotClaudeStyle) => "events.jsonl files, in it and below",
+        Some(Agent::Claude | Agent::Cursor) | None => "*.jsonl files, in it and below",
     }
 }
 

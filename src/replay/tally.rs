@@ -3,6 +3,8 @@
 //! JSON or CSV.
 
 use super::transcript::Found;
+use crate::catalog::Mode;
+use crate::decide::Rule;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -16,21 +18,21 @@ const TABLE_ROWS: usize = 10;
 pub struct Example {
     pub found: Found,
     pub file: String,
-    pub rule: String,
+    pub rule: Rule,
     pub target: String,
     pub tools: Vec<String>,
-    /// `enforce`, or `report` where the catalog sets report-only mode.
-    pub mode: &'static str,
+    /// Enforce, or report where the catalog sets report-only mode.
+    pub mode: Mode,
 }
 
 /// A refusal as replay counts it.
 pub struct Refused<'a> {
-    pub rule: &'a str,
+    pub rule: Rule,
     pub target: &'a str,
     /// Empty when one must be created: then `shape` says for what.
     pub tools: Vec<String>,
     pub shape: &'a str,
-    pub mode: &'static str,
+    pub mode: Mode,
 }
 
 #[derive(Debug, Default)]
@@ -56,13 +58,19 @@ pub struct Tally {
 impl Tally {
     pub fn command(&mut self, found: &Found) {
         self.commands += 1;
-        *self.by_agent.entry(found.agent.to_string()).or_default() += 1;
+        *self
+            .by_agent
+            .entry(found.agent.name().to_string())
+            .or_default() += 1;
     }
 
     pub fn refused(&mut self, found: &Found, file: &str, refused: Refused) {
         self.would_refuse += 1;
-        self.reported += u64::from(refused.mode == "report");
-        *self.by_rule.entry(refused.rule.to_string()).or_default() += 1;
+        self.reported += u64::from(refused.mode == Mode::Report);
+        *self
+            .by_rule
+            .entry(refused.rule.id().to_string())
+            .or_default() += 1;
         if !refused.target.is_empty() {
             *self
                 .by_target
@@ -71,7 +79,7 @@ impl Tally {
         }
         if refused.tools.is_empty() {
             let shape = if refused.shape.is_empty() {
-                refused.rule
+                refused.rule.id()
             } else {
                 refused.shape
             };
@@ -89,7 +97,7 @@ impl Tally {
             self.examples.push(Example {
                 found: found.clone(),
                 file: file.to_string(),
-                rule: refused.rule.to_string(),
+                rule: refused.rule,
                 target: refused.target.to_string(),
                 tools: refused.tools,
                 mode: refused.mode,
@@ -120,9 +128,9 @@ pub fn render_json(t: &Tally) -> String {
         .iter()
         .map(|e| {
             json!({
-                "agent": e.found.agent, "session": e.found.session, "time": e.found.time,
-                "file": e.file, "command": e.found.command, "rule": e.rule,
-                "target": e.target, "tools": e.tools, "mode": e.mode,
+                "agent": e.found.agent.name(), "session": e.found.session, "time": e.found.time,
+                "file": e.file, "command": e.found.command, "rule": e.rule.id(),
+                "target": e.target, "tools": e.tools, "mode": e.mode.as_str(),
             })
         })
         .collect();
@@ -197,17 +205,17 @@ pub fn render_csv(t: &Tally) -> String {
         line(row.each_ref().map(String::as_str));
     }
     for e in &t.examples {
-        let name = format!("{} {}", e.rule, e.target);
+        let name = format!("{} {}", e.rule.id(), e.target);
         let f = &e.found;
         line([
             "example",
             name.trim(),
             "",
-            f.agent,
+            f.agent.name(),
             &f.session,
             &f.time,
             &e.file,
-            e.mode,
+            e.mode.as_str(),
             &f.command,
             "",
         ]);
@@ -286,9 +294,9 @@ pub fn render_table(t: &Tally) -> String {
             out.push_str(&format!(
                 "{}  {}  {}  {}  {}  {}\n",
                 shown(&e.found.time, 40),
-                e.found.agent,
+                e.found.agent.name(),
                 shown(&e.found.session, 8),
-                e.rule,
+                e.rule.id(),
                 shown(&e.target, 40),
                 one_line(&e.found.command)
             ));
@@ -341,7 +349,7 @@ mod tests {
     fn the_table_shows_no_control_or_bidirectional_character_of_a_transcript() {
         let mut tally = Tally::default();
         let found = Found {
-            agent: "claude",
+            agent: crate::hook::Agent::Claude,
             session: "s\u{1b}[2J".into(),
             time: "t\u{202e}".into(),
             cwd: String::new(),
@@ -349,11 +357,11 @@ mod tests {
         };
         tally.command(&found);
         let refused = Refused {
-            rule: "remote-access",
+            rule: Rule::RemoteAccess,
             target: "atlas\u{2066}",
             tools: vec!["exec".into()],
             shape: "",
-            mode: "enforce",
+            mode: Mode::Enforce,
         };
         tally.refused(&found, "f", refused);
         let table = render_table(&tally);

@@ -17,13 +17,14 @@
 //!   "data":{"sessionId","context":{"cwd"}}}`, then `{"type":"tool.execution_start",
 //!   "timestamp","data":{"toolCallId","toolName":"bash","arguments":{"command"}}}`.
 
+use crate::hook::Agent;
 use serde_json::Value;
 use std::collections::VecDeque;
 
 /// One shell command an agent ran (or proposed), with where it was said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
-    pub agent: &'static str,
+    pub agent: Agent,
     pub session: String,
     /// As the transcript wrote it (RFC 3339), or empty.
     pub time: String,
@@ -114,7 +115,7 @@ fn claude(line: &Value, state: &mut FileState, found: &mut Vec<Found>) {
             && state.first_time(item.get("id").and_then(Value::as_str))
         {
             found.push(Found {
-                agent: "claude",
+                agent: Agent::Claude,
                 session: text(line, "sessionId").to_string(),
                 time: text(line, "timestamp").to_string(),
                 cwd: text(line, "cwd").to_string(),
@@ -164,7 +165,7 @@ fn codex(line: &Value, kind: &str, state: &mut FileState, found: &mut Vec<Found>
         && state.first_time(id)
     {
         found.push(Found {
-            agent: "codex",
+            agent: Agent::Codex,
             session: state.session.clone(),
             time: text(line, "timestamp").to_string(),
             cwd: state.cwd.clone(),
@@ -215,7 +216,7 @@ fn copilot(line: &Value, kind: &str, state: &mut FileState, found: &mut Vec<Foun
         && state.first_time(data.get("toolCallId").and_then(Value::as_str))
     {
         found.push(Found {
-            agent: "copilot",
+            agent: Agent::Copilot,
             session: state.session.clone(),
             time: text(line, "timestamp").to_string(),
             cwd: state.cwd.clone(),
@@ -240,7 +241,7 @@ fn gemini_message(message: &Value, state: &mut FileState, found: &mut Vec<Found>
             && state.first_time(call.get("id").and_then(Value::as_str))
         {
             found.push(Found {
-                agent: "gemini",
+                agent: Agent::Gemini,
                 session: state.session.clone(),
                 time: text(message, "timestamp").to_string(),
                 cwd: String::new(),

@@ -39,7 +39,11 @@ impl Rules {
         let headers = header_lines(text, Kind::Program);
         for (at, program) in file.program.iter_mut().enumerate() {
             let line = headers.get(at).copied().unwrap_or(1);
-            let here = |what: String| RulesError(format!("{name}:{line}: {what}"));
+            let here = |clash: Clash| RulesError::BuiltIn {
+                file: name.to_string(),
+                line,
+                clash: Box::new(clash),
+            };
             let keys: Vec<&str> = entries
                 .and_then(|e| e.get(at))
                 .and_then(toml::Value::as_table)
@@ -55,10 +59,9 @@ impl Rules {
             }
             if program.replace {
                 if built_in.is_empty() {
-                    return Err(here(format!(
-                        "`replace = true`, but no built-in program is named {}: it replaces nothing",
-                        quoted(&program.names)
-                    )));
+                    return Err(here(Clash::ReplacesNothing {
+                        names: program.names.clone(),
+                    }));
                 }
                 continue;
             }
@@ -67,19 +70,19 @@ impl Rules {
                     continue;
                 }
                 let names: Vec<String> = built_in.iter().map(|(n, _)| n.to_string()).collect();
-                return Err(here(format!(
-                    "{} are different built-in programs: one [[program]] extends one of them",
-                    quoted(&names)
-                )));
+                return Err(here(Clash::SeveralPrograms { names }));
             };
             if let Some(key) = DEFINING.iter().find(|k| keys.contains(k)) {
-                return Err(here(format!(
-                    "`{first}` is a built-in program, and `{key}` redefines it: add \
-                     `replace = true` to replace it whole, or leave `{key}` out to extend it"
-                )));
+                return Err(here(Clash::Redefines {
+                    program: first.to_string(),
+                    key: key.to_string(),
+                }));
             }
-            *program = extended(base, program).map_err(|what| {
-                here(format!("`{first}` is a built-in program, and {what}: add `replace = true` to replace it whole"))
+            *program = extended(base, program).map_err(|change| {
+                here(Clash::Changes {
+                    program: first.to_string(),
+                    change,
+                })
             })?;
         }
         Ok(file)
@@ -137,13 +140,15 @@ fn no_built_in_redefined(name: &str, text: &str, file: &RulesFile) -> Result<(),
                     continue;
                 }
                 let line = headers.get(at).copied().unwrap_or(1);
-                let as_kinds: Vec<String> = built_in.iter().map(|k| format!("[[{k}]]")).collect();
-                return Err(RulesError(format!(
-                    "{name}:{line}: `{n}` is built in as {}: a [[{}]] with that name would change \
-                     what the guard sees behind it; give it another name",
-                    as_kinds.join(" and "),
-                    kind.key()
-                )));
+                return Err(RulesError::BuiltIn {
+                    file: name.to_string(),
+                    line,
+                    clash: Box::new(Clash::TakesName {
+                        name: n.to_string(),
+                        built_in_as: built_in.iter().map(|k| k.to_string()).collect(),
+                        kind: kind.key(),
+                    }),
+                });
             }
         }
     }
@@ -152,7 +157,7 @@ fn no_built_in_redefined(name: &str, text: &str, file: &RulesFile) -> Result<(),
 
 /// `base` with `more`'s additions; an option or variable whose role it would change is
 /// a redefinition.
-fn extended(base: &Program, more: &Program) -> Result<Program, String> {
+fn extended(base: &Program, more: &Program) -> Result<Program, Change> {
     let mut out = base.clone();
     for n in &more.names {
         if !out.names.contains(n) {
@@ -166,11 +171,12 @@ fn extended(base: &Program, more: &Program) -> Result<Program, String> {
         for (key, role) in added {
             match table.get(key) {
                 Some(had) if had != role => {
-                    return Err(format!(
-                        "the {what} `{key}` is a `{}` there, not a `{}`",
-                        role_name(*had),
-                        role_name(*role)
-                    ));
+                    return Err(Change::Role {
+                        what,
+                        key: key.clone(),
+                        had: role_name(*had),
+                        given: role_name(*role),
+                    });
                 }
                 _ => {
                     table.insert(key.clone(), *role);
@@ -209,9 +215,11 @@ fn extended(base: &Program, more: &Program) -> Result<Program, String> {
     for (method, command) in &more.methods {
         match out.methods.get(method) {
             Some(had) if had != command => {
-                return Err(format!(
-                    "the method `{method}` is `{had}` there, not `{command}`"
-                ));
+                return Err(Change::Method {
+                    method: method.clone(),
+                    had: had.clone(),
+                    given: command.clone(),
+                });
             }
             _ => {
                 out.methods.insert(method.clone(), command.clone());
@@ -233,11 +241,6 @@ fn role_name(role: Role) -> String {
         out.push(c.to_ascii_lowercase());
     }
     out
-}
-
-fn quoted(names: &[String]) -> String {
-    let list: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-    list.join(", ")
 }
 
 /// The line of each `[[kind]]` header, in order.

@@ -86,14 +86,133 @@ impl Tables {
     }
 }
 
+/// Why the rules in force cannot be read: each names the file (and line) at fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RulesError(pub String);
+pub enum RulesError {
+    /// The `--rules` directory or one of its files cannot be read (the system's words).
+    Unreadable { path: String, cause: String },
+    /// A file is not TOML of the rules' shape: the TOML parser's own message.
+    Toml(validate::TomlError),
+    /// An operator's entry takes a built-in name in a way that would change what the guard
+    /// sees behind it.
+    BuiltIn {
+        file: String,
+        line: usize,
+        clash: Box<Clash>,
+    },
+}
+
+/// How an operator's entry would change a built-in one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Clash {
+    /// `replace = true` where no built-in program has any of these names.
+    ReplacesNothing { names: Vec<String> },
+    /// One `[[program]]` names several built-in programs.
+    SeveralPrograms { names: Vec<String> },
+    /// A defining key on a built-in program without `replace = true`.
+    Redefines { program: String, key: String },
+    /// An extension that changes what the built-in program says.
+    Changes { program: String, change: Change },
+    /// A name built in as other kinds (`[[shell]]`, …) taken by a `[[kind]]`.
+    TakesName {
+        name: String,
+        built_in_as: Vec<String>,
+        kind: &'static str,
+    },
+}
 
 impl fmt::Display for RulesError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            RulesError::Unreadable { path, cause } => {
+                write!(f, "{path}: cannot read the rules: {cause}")
+            }
+            RulesError::Toml(e) => e.fmt(f),
+            RulesError::BuiltIn { file, line, clash } => write!(f, "{file}:{line}: {clash}"),
+        }
     }
 }
+
+impl fmt::Display for Clash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let quoted = |names: &[String]| {
+            let list: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            list.join(", ")
+        };
+        match self {
+            Clash::ReplacesNothing { names } => write!(
+                f,
+                "`replace = true`, but no built-in program is named {}: it replaces nothing",
+                quoted(names)
+            ),
+            Clash::SeveralPrograms { names } => write!(
+                f,
+                "{} are different built-in programs: one [[program]] extends one of them",
+                quoted(names)
+            ),
+            Clash::Redefines { program, key } => write!(
+                f,
+                "`{program}` is a built-in program, and `{key}` redefines it: add \
+                 `replace = true` to replace it whole, or leave `{key}` out to extend it"
+            ),
+            Clash::Changes { program, change } => write!(
+                f,
+                "`{program}` is a built-in program, and {change}: add `replace = true` to \
+                 replace it whole"
+            ),
+            Clash::TakesName {
+                name,
+                built_in_as,
+                kind,
+            } => {
+                let as_kinds: Vec<String> =
+                    built_in_as.iter().map(|k| format!("[[{k}]]")).collect();
+                write!(
+                    f,
+                    "`{name}` is built in as {}: a [[{kind}]] with that name would change \
+                     what the guard sees behind it; give it another name",
+                    as_kinds.join(" and ")
+                )
+            }
+        }
+    }
+}
+
+/// What an extension of a built-in program would change in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// An option or a variable (`what`) given another role.
+    Role {
+        what: &'static str,
+        key: String,
+        had: String,
+        given: String,
+    },
+    /// A D-Bus method mapped to another command.
+    Method {
+        method: String,
+        had: String,
+        given: String,
+    },
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Change::Role {
+                what,
+                key,
+                had,
+                given,
+            } => write!(f, "the {what} `{key}` is a `{had}` there, not a `{given}`"),
+            Change::Method { method, had, given } => {
+                write!(f, "the method `{method}` is `{had}` there, not `{given}`")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RulesError {}
 
 /// The kinds of rules table, in the order of build.rs's `KINDS`: `names::NAMES` is
 /// indexed by it.
@@ -185,7 +304,7 @@ pub(crate) fn built_in_entry(kind: Kind, json: &str) -> Entry {
 }
 
 pub(crate) fn parse_toml(name: &str, text: &str) -> Result<RulesFile, RulesError> {
-    validate::parse(name, text).map_err(RulesError)
+    validate::parse(name, text).map_err(RulesError::Toml)
 }
 
 impl super::Rules {

@@ -50,8 +50,9 @@ impl Rules {
             extra: Tables::default(),
         };
         if let Some(dir) = extra {
-            let unreadable = |e: std::io::Error| {
-                RulesError(format!("{}: cannot read the rules: {e}", dir.display()))
+            let unreadable = |e: std::io::Error| RulesError::Unreadable {
+                path: dir.display().to_string(),
+                cause: e.to_string(),
             };
             let mut files: Vec<_> = std::fs::read_dir(dir)
                 .map_err(unreadable)?
@@ -361,7 +362,7 @@ mod tests {
         .unwrap();
         let err = Rules::load(Some(&dir)).unwrap_err();
         let _ = std::fs::remove_dir_all(&dir);
-        assert!(err.0.contains("x.toml:3:"), "{err}");
+        assert!(err.to_string().contains("x.toml:3:"), "{err}");
     }
 
     #[test]

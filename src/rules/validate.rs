@@ -4,12 +4,28 @@
 
 use super::schema::RulesFile;
 
-/// The rules in `text`, or `NAME:LINE: what is wrong` for its first mistake.
-pub(crate) fn parse(name: &str, text: &str) -> Result<RulesFile, String> {
-    toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
-        format!("{name}:{line}: {}", e.message().trim())
+/// The rules in `text`, or the TOML parser's words on its first mistake, with its line.
+pub(crate) fn parse(name: &str, text: &str) -> Result<RulesFile, TomlError> {
+    toml::from_str(text).map_err(|e| TomlError {
+        file: name.to_string(),
+        line: e.span().map(|s| line_of(text, s.start)).unwrap_or(0),
+        message: e.message().trim().to_string(),
     })
+}
+
+/// A rules file that is not TOML of the rules' shape: where, and the TOML parser's own
+/// message (free text: the parser's, not ours).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TomlError {
+    pub file: String,
+    pub line: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for TomlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.line, self.message)
+    }
 }
 
 /// The 1-based line of byte `at` in `text`.
@@ -26,7 +42,7 @@ mod tests {
         let broken = "[[program]]\nnames = [\"nomad\"]\nlong_valeu = [\"address\"]\n";
         let err = parse("nomad.toml", broken).err().unwrap();
         assert_eq!(
-            err,
+            err.to_string(),
             "nomad.toml:3: unknown field `long_valeu`, expected one of `names`, `over`, \
              `options`, `env`, `operands`, `inert`, `subcommand`, `parent_subcommands`, \
              `same_as`, `ranks_as`, `only_by_target`, `replace`, `methods`, `short_value`, `long_value`, \
