@@ -10,13 +10,18 @@
 //! and a growing `Vec` of a long command frees and asks for them many times). Blocks above
 //! 4 MiB, or aligned above 16 bytes, go to the system's allocator as they are.
 //!
+//! Each thread has its own lists and its own chunk (decision 0079): no lock and no atomic
+//! instruction on the way. A block may be freed by another thread than the one that had it;
+//! it then waits on the freeing thread's list, which is as good a place as any for memory
+//! that is never given back. A thread that ends leaves its lists behind, unused: the only
+//! threads besides the main one are the hook's deadline watchdog, which ends the process.
+//!
 //! Out of memory, a hook refuses: the abort Rust would make is an exit status agents take
 //! for "the hook failed", and run the command (decision 0002).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::UnsafeCell;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The smallest block, 16 bytes: room for the free list's link, and the alignment every
 /// block has (chunks are page-aligned and every block size is a multiple of 16).
@@ -31,11 +36,10 @@ const BLOCK_ALIGN: usize = 1 << MIN_SHIFT;
 const CHUNK: usize = 1 << 20;
 const CHUNK_ALIGN: usize = 4096;
 
-/// The allocator. Its lists are shared by all threads behind a spin lock: the hook has one
-/// thread, and the other commands' threads (the deadline's fallback watchdog) seldom allocate.
+/// The allocator: a handle on the calling thread's lists. It holds nothing itself, so every
+/// `Pool` a thread uses shares that thread's lists.
 pub struct Pool {
-    locked: AtomicBool,
-    state: UnsafeCell<State>,
+    _private: (),
 }
 
 struct State {
@@ -46,8 +50,30 @@ struct State {
     end: *mut u8,
 }
 
-// SAFETY: `state` is only reached while `locked` is held (`Pool::lock`).
-unsafe impl Sync for Pool {}
+thread_local! {
+    // A constant initialiser and no destructor: std keeps this in the thread's static TLS
+    // block (a `%fs`-relative address), reached without a lazy-init check or an allocation,
+    // and valid until the thread's last instruction, after every other TLS destructor (which
+    // may still free memory) has run.
+    static STATE: UnsafeCell<State> = const {
+        UnsafeCell::new(State {
+            free: [ptr::null_mut(); CLASSES],
+            next: ptr::null_mut(),
+            end: ptr::null_mut(),
+        })
+    };
+}
+
+/// Runs `f` on the calling thread's lists.
+///
+/// SAFETY (for the callers): `f` neither allocates nor frees through this allocator, so the
+/// one `&mut State` it gets is the only reference to the thread's state while it runs; no
+/// other thread ever reaches it. (Signal handlers do not allocate: the deadline's writes and
+/// exits, `deadline.rs`.)
+fn with_state<T>(f: impl FnOnce(&mut State) -> T) -> T {
+    // SAFETY: see above; `System` (the C library's allocator) does not call back into Rust's.
+    STATE.with(|state| f(unsafe { &mut *state.get() }))
+}
 
 impl Default for Pool {
     fn default() -> Self {
@@ -57,14 +83,7 @@ impl Default for Pool {
 
 impl Pool {
     pub const fn new() -> Self {
-        Pool {
-            locked: AtomicBool::new(false),
-            state: UnsafeCell::new(State {
-                free: [ptr::null_mut(); CLASSES],
-                next: ptr::null_mut(),
-                end: ptr::null_mut(),
-            }),
-        }
+        Pool { _private: () }
     }
 
     /// The list a block of `layout` belongs to, or `None` for the system's allocator. It
@@ -81,24 +100,14 @@ impl Pool {
         1 << (class + MIN_SHIFT as usize)
     }
 
-    fn lock(&self) -> Locked<'_> {
-        while self
-            .locked
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            std::hint::spin_loop();
-        }
-        Locked(self)
-    }
-
     /// A block of `class`: the last one freed, else carved from the chunk, else from a new
     /// chunk (the old chunk's rest is left unused), or for the largest classes had from the
     /// system alone. Null when the system has no memory.
     fn take(&self, class: usize) -> *mut u8 {
-        let locked = self.lock();
-        // SAFETY: the lock is held for the life of `locked`.
-        let state = unsafe { &mut *locked.0.state.get() };
+        with_state(|state| Self::take_from(state, class))
+    }
+
+    fn take_from(state: &mut State, class: usize) -> *mut u8 {
         let head = state.free[class];
         if !head.is_null() {
             // SAFETY: a block on a list is free and its first word is the list's next link.
@@ -134,12 +143,11 @@ impl Pool {
     ///
     /// SAFETY: `block` came from `take(class)` and is no longer used.
     unsafe fn give(&self, block: *mut u8, class: usize) {
-        let locked = self.lock();
-        // SAFETY: the lock is held for the life of `locked`.
-        let state = unsafe { &mut *locked.0.state.get() };
-        // SAFETY: the block is at least 16 bytes, 16-aligned, and ours again.
-        unsafe { block.cast::<*mut u8>().write(state.free[class]) };
-        state.free[class] = block;
+        with_state(|state| {
+            // SAFETY: the block is at least 16 bytes, 16-aligned, and ours again.
+            unsafe { block.cast::<*mut u8>().write(state.free[class]) };
+            state.free[class] = block;
+        })
     }
 }
 
@@ -151,14 +159,6 @@ fn out_of_memory_refuses(block: *mut u8) -> *mut u8 {
         crate::deadline::refuse_now();
     }
     block
-}
-
-struct Locked<'a>(&'a Pool);
-
-impl Drop for Locked<'_> {
-    fn drop(&mut self) {
-        self.0.locked.store(false, Ordering::Release);
-    }
 }
 
 // Not inlined: with LTO each method would otherwise be copied into every call site that
@@ -364,6 +364,30 @@ mod tests {
             let block = pool.alloc(large);
             pool.dealloc(block, large);
             assert_eq!(pool.alloc(large), block);
+        }
+    }
+
+    /// Each thread has its own lists: a block freed on one thread is not handed to another
+    /// that asks, and a block had on one thread and freed on another serves the freeing one.
+    #[test]
+    fn threads_keep_their_own_lists() {
+        let layout = Layout::from_size_align(200, 8).unwrap();
+        let pool = Pool::new();
+        unsafe {
+            let mine = pool.alloc(layout);
+            pool.dealloc(mine, layout);
+            let theirs = std::thread::spawn(move || {
+                let pool = Pool::new();
+                let block = pool.alloc(layout);
+                block.write_bytes(3, 200);
+                block as usize
+            })
+            .join()
+            .unwrap() as *mut u8;
+            assert_ne!(theirs, mine, "another thread's free list is not this one's");
+            assert_eq!(pool.alloc(layout), mine);
+            pool.dealloc(theirs, layout);
+            assert_eq!(pool.alloc(layout), theirs, "freed here, so kept here");
         }
     }
 

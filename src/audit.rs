@@ -32,7 +32,7 @@ pub fn width_from(columns: Option<&str>) -> usize {
 #[derive(Serialize)]
 pub struct JsonRow<'a> {
     id: i64,
-    time: String,
+    time: Time,
     time_ms: i64,
     kind: &'a str,
     agent: &'a str,
@@ -58,7 +58,7 @@ impl<'a> JsonRow<'a> {
         let e = &r.event;
         JsonRow {
             id: r.id,
-            time: format_time(e.time_ms, true),
+            time: Time(crate::time::TimeText::of(e.time_ms, true)),
             time_ms: e.time_ms,
             kind: e.kind.as_str(),
             agent: &e.agent,
@@ -81,11 +81,50 @@ impl<'a> JsonRow<'a> {
     }
 }
 
+/// A time as the JSON views write it: a string.
+struct Time(crate::time::TimeText);
+
+impl Serialize for Time {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.as_str())
+    }
+}
+
 /// One row as one line of JSON (`audit export --format jsonl`).
 pub fn render_jsonl_line(r: &Row) -> String {
-    let mut line = json_escaped(serde_json::to_string(&JsonRow::of(r)).unwrap_or_default());
-    line.push('\n');
+    let mut line = String::new();
+    JsonLines::default().line(r, &mut line);
     line
+}
+
+/// Rows as lines of JSON, each appended to the caller's text; the room a line is serialized
+/// in is kept from row to row.
+#[derive(Default)]
+pub struct JsonLines {
+    scratch: Vec<u8>,
+}
+
+impl JsonLines {
+    /// Appends one row's line to `out`.
+    pub fn line(&mut self, r: &Row, out: &mut String) {
+        self.scratch.clear();
+        if serde_json::to_writer(&mut self.scratch, &JsonRow::of(r)).is_err() {
+            self.scratch.clear();
+        }
+        push_json_escaped(&self.scratch, out);
+        out.push('\n');
+    }
+}
+
+/// Appends what `serde_json` wrote to `out`, escaped as [`json_escaped`] escapes it.
+fn push_json_escaped(json: &[u8], out: &mut String) {
+    // serde_json writes UTF-8; what `json_escaped` changes is all at or above DEL.
+    let text = std::str::from_utf8(json).unwrap_or("");
+    if json.iter().all(|&b| b < 0x7f) {
+        out.push_str(text);
+    } else {
+        out.push_str(&json_escaped(text.to_string()));
+    }
 }
 
 /// Recorded rows as a JSON array of objects, every field in full.
@@ -104,6 +143,10 @@ pub fn render_json(rows: &[Row]) -> String {
 pub struct JsonArray {
     pretty: bool,
     started: bool,
+    /// The room an element is serialized in, kept from element to element.
+    scratch: Vec<u8>,
+    /// The element escaped, likewise.
+    escaped: String,
 }
 
 impl JsonArray {
@@ -111,18 +154,27 @@ impl JsonArray {
         JsonArray {
             pretty: true,
             started: false,
+            scratch: Vec::new(),
+            escaped: String::new(),
         }
     }
 
     pub fn compact() -> Self {
         JsonArray {
             pretty: false,
-            started: false,
+            ..JsonArray::pretty()
         }
     }
 
     /// The text of the next element, with what comes before it.
     pub fn element(&mut self, v: &impl Serialize) -> String {
+        let mut out = String::new();
+        self.element_into(v, &mut out);
+        out
+    }
+
+    /// [`JsonArray::element`] appended to `out`.
+    pub fn element_into(&mut self, v: &impl Serialize, out: &mut String) {
         let lead = match (self.started, self.pretty) {
             (false, true) => "[\n  ",
             (true, true) => ",\n  ",
@@ -130,22 +182,30 @@ impl JsonArray {
             (true, false) => ",",
         };
         self.started = true;
-        let text = if self.pretty {
-            serde_json::to_string_pretty(v)
+        self.scratch.clear();
+        let written = if self.pretty {
+            serde_json::to_writer_pretty(&mut self.scratch, v)
         } else {
-            serde_json::to_string(v)
+            serde_json::to_writer(&mut self.scratch, v)
         };
-        let text = json_escaped(text.unwrap_or_else(|_| "null".to_string()));
-        let mut out = String::with_capacity(lead.len() + text.len() + 64);
+        if written.is_err() {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(b"null");
+        }
+        self.escaped.clear();
+        push_json_escaped(&self.scratch, &mut self.escaped);
         out.push_str(lead);
+        if !self.pretty {
+            out.push_str(&self.escaped);
+            return;
+        }
         // A pretty element is indented one level; JSON strings hold no raw newline.
-        for (i, line) in text.split('\n').enumerate() {
-            if i > 0 && self.pretty {
+        for (i, line) in self.escaped.split('\n').enumerate() {
+            if i > 0 {
                 out.push_str("\n  ");
             }
             out.push_str(line);
         }
-        out
     }
 
     /// The array's end, and the newline that follows it.
@@ -202,34 +262,88 @@ pub fn csv_header() -> String {
 
 /// One row as a CSV line.
 pub fn csv_row(r: &Row) -> String {
-    let e = &r.event;
     let mut out = String::new();
-    csv_line(
-        &mut out,
-        [
-            r.id.to_string(),
-            format_time(e.time_ms, true),
-            e.time_ms.to_string(),
-            e.kind.to_string(),
-            e.agent.clone(),
-            e.session_id.clone(),
-            e.tool_use_id.clone(),
-            e.cwd.clone(),
-            e.user.clone(),
-            e.host.clone(),
-            e.command.clone(),
-            e.rule.clone(),
-            e.target.clone(),
-            e.tools.join("; "),
-            e.shape.clone(),
-            e.reason.clone(),
-            e.scope.clone(),
-            e.signer.clone(),
-            e.grant_expires.clone(),
-            r.hash.clone(),
-        ],
-    );
+    CsvRows::default().row(r, &mut out);
     out
+}
+
+/// Rows as CSV lines, each appended to the caller's text; the room the joined tools are
+/// written in is kept from row to row.
+#[derive(Default)]
+pub struct CsvRows {
+    tools: String,
+}
+
+impl CsvRows {
+    /// Appends one row's line to `out`.
+    pub fn row(&mut self, r: &Row, out: &mut String) {
+        let e = &r.event;
+        let (id, time_ms) = (Decimal::of(r.id), Decimal::of(e.time_ms));
+        self.tools.clear();
+        for (i, t) in e.tools.iter().enumerate() {
+            if i > 0 {
+                self.tools.push_str("; ");
+            }
+            self.tools.push_str(t);
+        }
+        let time = crate::time::TimeText::of(e.time_ms, true);
+        let fields: [&str; 20] = [
+            id.as_str(),
+            time.as_str(),
+            time_ms.as_str(),
+            e.kind.as_str(),
+            &e.agent,
+            &e.session_id,
+            &e.tool_use_id,
+            &e.cwd,
+            &e.user,
+            &e.host,
+            &e.command,
+            &e.rule,
+            &e.target,
+            &self.tools,
+            &e.shape,
+            &e.reason,
+            &e.scope,
+            &e.signer,
+            &e.grant_expires,
+            &r.hash,
+        ];
+        csv_fields(out, fields);
+    }
+}
+
+/// An integer's decimal text, on the stack.
+struct Decimal {
+    bytes: [u8; 20],
+    start: usize,
+}
+
+impl Decimal {
+    fn of(n: i64) -> Decimal {
+        let mut d = Decimal {
+            bytes: [0; 20],
+            start: 20,
+        };
+        let mut rest = n.unsigned_abs();
+        loop {
+            d.start -= 1;
+            d.bytes[d.start] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        if n < 0 {
+            d.start -= 1;
+            d.bytes[d.start] = b'-';
+        }
+        d
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[self.start..]).unwrap_or("")
+    }
 }
 
 fn csv_line(out: &mut String, fields: impl IntoIterator<Item = String>) {
@@ -237,16 +351,38 @@ fn csv_line(out: &mut String, fields: impl IntoIterator<Item = String>) {
         if i > 0 {
             out.push(',');
         }
-        let f = visible(&f);
-        if f.contains([',', '"', '\r', '\n']) {
-            out.push('"');
-            out.push_str(&f.replace('"', "\"\""));
-            out.push('"');
-        } else {
-            out.push_str(&f);
-        }
+        csv_field(out, &f);
     }
     out.push_str("\r\n");
+}
+
+fn csv_fields<'f>(out: &mut String, fields: impl IntoIterator<Item = &'f str>) {
+    for (i, f) in fields.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        csv_field(out, f);
+    }
+    out.push_str("\r\n");
+}
+
+/// One field, drawn (`visible`) and quoted when it must be.
+fn csv_field(out: &mut String, f: &str) {
+    // Printable ASCII without a comma or a quote is written as it is (most fields).
+    if f.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b',' && b != b'"')
+    {
+        out.push_str(f);
+        return;
+    }
+    let f = visible(f);
+    if f.contains([',', '"', '\r', '\n']) {
+        out.push('"');
+        out.push_str(&f.replace('"', "\"\""));
+        out.push('"');
+    } else {
+        out.push_str(&f);
+    }
 }
 
 /// A recorded text as CSV shows it: the agent wrote it, and an operator reads it in a
@@ -345,4 +481,26 @@ pub fn render_missing(shapes: &[(String, u64, u64)]) -> String {
         out.push_str(&format!("{shape}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_are_what_formatting_writes() {
+        for n in [
+            0,
+            7,
+            -7,
+            10,
+            99,
+            1_000_000,
+            i64::MAX,
+            i64::MIN,
+            -1_765_000_000_000,
+        ] {
+            assert_eq!(Decimal::of(n).as_str(), n.to_string());
+        }
+    }
 }

@@ -163,17 +163,80 @@ fn rfc3339_ms(s: &str) -> Option<i64> {
 
 /// `ms` as RFC 3339 in UTC, to the second (`2026-11-30T10:00:00Z`) or to the millisecond.
 pub fn format_time(ms: i64, millis: bool) -> String {
-    let days = ms.div_euclid(MS_PER_DAY);
-    let in_day = ms.rem_euclid(MS_PER_DAY);
-    let (y, mo, d) = civil_from_days(days);
-    let (h, mi, s) = (in_day / 3_600_000, in_day / 60_000 % 60, in_day / 1000 % 60);
-    if millis {
-        format!(
-            "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{:03}Z",
-            in_day % 1000
-        )
-    } else {
-        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+    TimeText::of(ms, millis).as_str().to_string()
+}
+
+/// [`format_time`]'s text, held on the stack: a view of a million rows writes a time per row
+/// and need not allocate for it (issue 39).
+pub struct TimeText {
+    bytes: [u8; 48],
+    len: usize,
+}
+
+impl TimeText {
+    pub fn of(ms: i64, millis: bool) -> TimeText {
+        let days = ms.div_euclid(MS_PER_DAY);
+        let in_day = ms.rem_euclid(MS_PER_DAY);
+        let (y, mo, d) = civil_from_days(days);
+        let (h, mi, s) = (in_day / 3_600_000, in_day / 60_000 % 60, in_day / 1000 % 60);
+        let mut t = TimeText {
+            bytes: [0; 48],
+            len: 0,
+        };
+        if (0..=9999).contains(&y) {
+            // The usual years, digit by digit, as the formatting below writes them.
+            t.digits(y, 4);
+            for (sep, n) in [(b'-', mo), (b'-', d), (b'T', h), (b':', mi), (b':', s)] {
+                t.push(sep);
+                t.digits(n, 2);
+            }
+            if millis {
+                t.push(b'.');
+                t.digits(in_day % 1000, 3);
+            }
+            t.push(b'Z');
+            return t;
+        }
+        use std::fmt::Write;
+        let _ = if millis {
+            write!(
+                t,
+                "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{:03}Z",
+                in_day % 1000
+            )
+        } else {
+            write!(t, "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+        };
+        t
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Only ASCII digits and separators, or whole `str`s (`write_str`), are ever put in.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+    }
+
+    fn push(&mut self, b: u8) {
+        if let Some(slot) = self.bytes.get_mut(self.len) {
+            *slot = b;
+            self.len += 1;
+        }
+    }
+
+    /// `n` (0 ≤ n < 10^width) in `width` digits, zero-padded.
+    fn digits(&mut self, n: i64, width: u32) {
+        for place in (0..width).rev() {
+            self.push(b'0' + (n / 10_i64.pow(place) % 10) as u8);
+        }
+    }
+}
+
+impl std::fmt::Write for TimeText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let slot = self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        slot.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
     }
 }
 
@@ -228,6 +291,43 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_time_text_is_what_formatting_writes() {
+        let old = |ms: i64, millis: bool| {
+            let days = ms.div_euclid(MS_PER_DAY);
+            let in_day = ms.rem_euclid(MS_PER_DAY);
+            let (y, mo, d) = civil_from_days(days);
+            let (h, mi, s) = (in_day / 3_600_000, in_day / 60_000 % 60, in_day / 1000 % 60);
+            if millis {
+                format!(
+                    "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{:03}Z",
+                    in_day % 1000
+                )
+            } else {
+                format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+            }
+        };
+        let mut ms = -70_000_000_000_000_i64;
+        while ms < 300_000_000_000_000 {
+            for millis in [false, true] {
+                assert_eq!(format_time(ms, millis), old(ms, millis), "{ms}");
+            }
+            ms += 987_654_321_987;
+        }
+        for ms in [
+            i64::MIN,
+            i64::MAX,
+            0,
+            -1,
+            253_402_300_799_999,
+            253_402_300_800_000,
+        ] {
+            for millis in [false, true] {
+                assert_eq!(format_time(ms, millis), old(ms, millis), "{ms}");
+            }
+        }
+    }
 
     #[test]
     fn calendar_round_trips_over_centuries() {

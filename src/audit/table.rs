@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use super::format_time;
 use crate::record::Row;
+use crate::time::TimeText;
 
 /// Rules and targets longer than this are cut, so the command keeps most of the line.
 const MAX_LABEL: usize = 24;
@@ -135,43 +136,72 @@ pub struct Table {
 impl Table {
     /// The header line.
     pub fn header(&self) -> String {
-        self.render(&COLUMNS.map(Cow::Borrowed), "COMMAND")
+        let mut line = String::new();
+        self.render_into(&COLUMNS, "COMMAND", &mut line);
+        line
     }
 
     /// One row's line.
     pub fn line(&self, r: &Row) -> String {
-        let e = &r.event;
-        let session = clean(&e.session_id);
-        let session = match session.char_indices().nth(SESSION_PREFIX) {
-            Some((end, _)) => Cow::Owned(session[..end].to_string()),
-            None => session,
-        };
-        let cells = [
-            Cow::Owned(format_time(e.time_ms, false)),
-            Cow::Borrowed(e.kind.as_str()),
-            session,
-            clean(&e.rule),
-            clean(&e.target),
-            clean(&e.scope),
-            clean(&e.reason),
-        ];
-        self.render(&cells, &e.command)
-    }
-
-    fn render(&self, cells: &[Cow<'_, str>; COLUMNS.len()], command: &str) -> String {
         let mut line = String::new();
-        for (cell, &w) in cells.iter().zip(&self.widths) {
-            let cell = fit(cell, w);
-            let pad = w.saturating_sub(cell.chars().count());
-            line.push_str(&cell);
-            line.extend(std::iter::repeat_n(' ', pad));
-            line.push_str(GAP);
-        }
-        line.push_str(&fit(command, self.command));
-        line.truncate(line.trim_end().len());
-        line.push('\n');
+        self.line_into(r, &mut line);
         line
     }
+
+    /// [`Table::line`] appended to `out`.
+    pub fn line_into(&self, r: &Row, out: &mut String) {
+        let e = &r.event;
+        let time = TimeText::of(e.time_ms, false);
+        let session = clean(&e.session_id);
+        let session = match session.char_indices().nth(SESSION_PREFIX) {
+            Some((end, _)) => &session[..end],
+            None => &session,
+        };
+        let (rule, target) = (clean(&e.rule), clean(&e.target));
+        let (scope, reason) = (clean(&e.scope), clean(&e.reason));
+        let cells = [
+            time.as_str(),
+            e.kind.as_str(),
+            session,
+            &rule,
+            &target,
+            &scope,
+            &reason,
+        ];
+        self.render_into(&cells, &e.command, out);
+    }
+
+    fn render_into(&self, cells: &[&str; COLUMNS.len()], command: &str, out: &mut String) {
+        let start = out.len();
+        for (cell, &w) in cells.iter().zip(&self.widths) {
+            let shown = push_fit(out, cell, w);
+            out.extend(std::iter::repeat_n(' ', w.saturating_sub(shown)));
+            out.push_str(GAP);
+        }
+        push_fit(out, command, self.command);
+        let kept = out[start..].trim_end().len();
+        out.truncate(start + kept);
+        out.push('\n');
+    }
+}
+
+/// Appends `s` cleaned and cut to `width` characters (as [`fit`]), giving how many
+/// characters it appended.
+fn push_fit(out: &mut String, s: &str, width: usize) -> usize {
+    // Printable ASCII (most cells) is clean as it is, one character a byte.
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        if s.len() <= width {
+            out.push_str(s);
+            return s.len();
+        }
+        let keep = width.saturating_sub(1);
+        out.push_str(&s[..keep]);
+        out.push('…');
+        return keep + 1;
+    }
+    let fitted = fit(s, width);
+    out.push_str(&fitted);
+    fitted.chars().count()
 }
 
 /// `s` on one line, without the control and bidirectional characters an agent could use to

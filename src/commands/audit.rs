@@ -52,10 +52,10 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
     let mut out = Sink::default();
     let shown = match action {
         Some(AuditAction::Verify { .. }) | Some(AuditAction::Prune { .. }) => return exit::ERROR,
-        Some(AuditAction::Export { format: _, after }) => store
-            .each_row_after(after.unwrap_or(0), |r| {
-                out.push(&crate::audit::render_jsonl_line(&r))
-            }),
+        Some(AuditAction::Export { format: _, after }) => {
+            let mut lines = crate::audit::JsonLines::default();
+            store.each_row_after(after.unwrap_or(0), |r| out.write(|buf| lines.line(r, buf)))
+        }
         Some(AuditAction::Missing { format }) => missing(&store, format, &mut out),
         None => match filter(&query) {
             Ok(filter) => list(&store, &filter, &query, &mut out),
@@ -175,7 +175,7 @@ fn list(
                     None => {
                         let mut widths = crate::audit::Widths::default();
                         store.each_row(&shown, |r| {
-                            widths.measure(&r);
+                            widths.measure(r);
                             ControlFlow::Continue(())
                         })?;
                         widths
@@ -184,23 +184,24 @@ fn list(
                 let table = widths.table(width);
                 let _ = out.push(&table.header());
                 store.each_row(filter, |r| {
-                    page.take(&r)?;
-                    out.push(&table.line(&r))
+                    page.take(r)?;
+                    out.write(|buf| table.line_into(r, buf))
                 })?;
             }
             Format::Json => {
                 let mut array = crate::audit::JsonArray::pretty();
                 store.each_row(filter, |r| {
-                    page.take(&r)?;
-                    out.push(&array.element(&crate::audit::JsonRow::of(&r)))
+                    page.take(r)?;
+                    out.write(|buf| array.element_into(&crate::audit::JsonRow::of(r), buf))
                 })?;
                 let _ = out.push(&array.end());
             }
             Format::Csv => {
                 let _ = out.push(&crate::audit::csv_header());
+                let mut csv = crate::audit::CsvRows::default();
                 store.each_row(filter, |r| {
-                    page.take(&r)?;
-                    out.push(&crate::audit::csv_row(&r))
+                    page.take(r)?;
+                    out.write(|buf| csv.row(r, buf))
                 })?;
             }
         }
@@ -276,7 +277,12 @@ impl Sink {
 
     /// Adds `text`; breaks once stdout is closed.
     pub(crate) fn push(&mut self, text: &str) -> ControlFlow<()> {
-        self.buf.push_str(text);
+        self.write(|buf| buf.push_str(text))
+    }
+
+    /// Adds what `write` appends to the block; breaks once stdout is closed.
+    pub(crate) fn write(&mut self, write: impl FnOnce(&mut String)) -> ControlFlow<()> {
+        write(&mut self.buf);
         if self.buf.len() >= Self::BLOCK {
             self.flush();
         }

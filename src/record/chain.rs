@@ -148,13 +148,19 @@ fn bytes(h: &mut impl RowDigest, b: &[u8]) {
 
 /// Lower-case hex, for showing a hash to an operator.
 pub(crate) fn hex(b: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(b.len() * 2);
-    for &x in b {
-        s.push(char::from(DIGITS[usize::from(x >> 4)]));
-        s.push(char::from(DIGITS[usize::from(x & 0xf)]));
-    }
+    hex_into(b, &mut s);
     s
+}
+
+/// [`hex`] appended to `out`.
+pub(crate) fn hex_into(b: &[u8], out: &mut String) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(b.len() * 2);
+    for &x in b {
+        out.push(char::from(DIGITS[usize::from(x >> 4)]));
+        out.push(char::from(DIGITS[usize::from(x & 0xf)]));
+    }
 }
 
 /// What `audit verify` found.

@@ -23,68 +23,268 @@ pub struct Forwarded {
     pub record: String,
 }
 
-/// Reads every mesh-guard event in `text`.
+/// An event the record could not take, as the system log has it (`RECORDED=no`, decision
+/// 0072): no id or hash, but the key (`LOST`) its gap row names it by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unrecorded {
+    pub lost: String,
+    pub kind: String,
+    /// When it happened (RFC 3339), when the line says.
+    pub time: String,
+    pub record: String,
+}
+
+/// A mesh-guard line of a log: a row's copy, or an event the record could not take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Logged {
+    Row(Forwarded),
+    Unrecorded(Unrecorded),
+}
+
+/// Reads every mesh-guard row event in `text`.
 pub fn parse(text: &str) -> Vec<Forwarded> {
     text.lines().filter_map(parse_line).collect()
 }
 
 fn parse_line(line: &str) -> Option<Forwarded> {
+    match read_line(line)? {
+        Logged::Row(row) => Some(row),
+        Logged::Unrecorded(_) => None,
+    }
+}
+
+/// The mesh-guard event a line holds, if any.
+pub(crate) fn read_line(line: &str) -> Option<Logged> {
     let trimmed = line.trim_start();
     let fields = if trimmed.starts_with('{') {
         json_fields(trimmed)?
     } else {
-        sd_fields(line).or_else(|| message_fields(line))?
+        sd_fields(line)
+            .or_else(|| message_fields(line))
+            .map(Fields::from_map)?
     };
-    let get = |k: &str| fields.get(k).cloned().unwrap_or_default();
-    Some(Forwarded {
-        id: get("id").parse().ok()?,
-        kind: get("kind"),
-        hash: get("hash").to_ascii_lowercase(),
-        prev_hash: get("prev_hash").to_ascii_lowercase(),
-        record: get("record"),
-    })
+    let take = |v: Option<String>| v.unwrap_or_default();
+    if let Some(id) = fields.id {
+        return Some(Logged::Row(Forwarded {
+            id: id.parse().ok()?,
+            kind: take(fields.kind),
+            hash: take(fields.hash).to_ascii_lowercase(),
+            prev_hash: take(fields.prev_hash).to_ascii_lowercase(),
+            record: take(fields.record),
+        }));
+    }
+    if fields.recorded.as_deref() != Some("no") {
+        return None;
+    }
+    Some(Logged::Unrecorded(Unrecorded {
+        lost: take(fields.lost).to_ascii_lowercase(),
+        kind: take(fields.kind),
+        time: take(fields.time),
+        record: take(fields.record),
+    }))
 }
 
-fn json_fields(line: &str) -> Option<BTreeMap<String, String>> {
-    let v: serde_json::Value = serde_json::from_str(line).ok()?;
-    let obj = v.as_object()?;
-    let mut out = BTreeMap::new();
-    for (k, v) in obj {
-        let Some(name) = k.strip_prefix("MESH_GUARD_") else {
-            continue;
-        };
-        // journalctl writes a value that is not printable text as an array of bytes.
-        let text = match v {
-            serde_json::Value::String(s) => s.clone(),
-            serde_json::Value::Array(bytes) => {
-                let b: Vec<u8> = bytes
-                    .iter()
-                    .filter_map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
-                    .collect();
-                String::from_utf8_lossy(&b).into_owned()
-            }
-            _ => continue,
-        };
-        out.insert(name.to_ascii_lowercase(), text);
+/// The fields of a mesh-guard event the comparison reads, by their lower-case names; each
+/// one the line holds, its last value.
+#[derive(Default)]
+struct Fields {
+    id: Option<String>,
+    kind: Option<String>,
+    hash: Option<String>,
+    prev_hash: Option<String>,
+    record: Option<String>,
+    recorded: Option<String>,
+    lost: Option<String>,
+    time: Option<String>,
+}
+
+impl Fields {
+    fn slot(&mut self, name: &str) -> Option<&mut Option<String>> {
+        Some(match name {
+            "id" => &mut self.id,
+            "kind" => &mut self.kind,
+            "hash" => &mut self.hash,
+            "prev_hash" => &mut self.prev_hash,
+            "record" => &mut self.record,
+            "recorded" => &mut self.recorded,
+            "lost" => &mut self.lost,
+            "time" => &mut self.time,
+            _ => return None,
+        })
     }
-    out.contains_key("id").then_some(out)
+
+    fn from_map(map: BTreeMap<String, String>) -> Fields {
+        let mut fields = Fields::default();
+        for (k, v) in map {
+            if let Some(slot) = fields.slot(&k) {
+                *slot = Some(v);
+            }
+        }
+        fields
+    }
+
+    /// An event of a row (an id) or of a lost one (marked not recorded, with its key).
+    fn is_event(&self) -> bool {
+        self.id.is_some() || (self.recorded.as_deref() == Some("no") && self.lost.is_some())
+    }
+}
+
+/// The `MESH_GUARD_*` fields of a JSON object, as `journalctl -o json` writes them, read
+/// without building the object: the values of other fields are skipped, and only the fields
+/// the comparison reads are kept. A field's name after the prefix is compared without regard
+/// to case; a value that is neither text nor an array (of bytes) is left out.
+fn json_fields(line: &str) -> Option<Fields> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_str(line);
+    let mut fields = Fields::default();
+    JournalObject(&mut fields).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    fields.is_event().then_some(fields)
+}
+
+struct JournalObject<'f>(&'f mut Fields);
+
+impl<'de> serde::de::DeserializeSeed<'de> for JournalObject<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for JournalObject<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(name) = map.next_key_seed(FieldName)? {
+            let slot = name.and_then(|n| self.0.slot(n));
+            match slot {
+                Some(slot) => {
+                    if let Some(text) = map.next_value_seed(JournalValue)? {
+                        *slot = Some(text);
+                    }
+                }
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A key of the object: the lower-case name of a field the comparison reads, or `None`.
+struct FieldName;
+
+const FIELD_NAMES: [&str; 8] = [
+    "id",
+    "kind",
+    "hash",
+    "prev_hash",
+    "record",
+    "recorded",
+    "lost",
+    "time",
+];
+
+impl<'de> serde::de::DeserializeSeed<'de> for FieldName {
+    type Value = Option<&'static str>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for FieldName {
+    type Value = Option<&'static str>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a field name")
+    }
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        let Some(name) = key.strip_prefix("MESH_GUARD_") else {
+            return Ok(None);
+        };
+        Ok(FIELD_NAMES
+            .into_iter()
+            .find(|n| n.eq_ignore_ascii_case(name)))
+    }
+}
+
+/// A field's value: text as it is; an array, as journalctl writes a value that is not
+/// printable text, as the bytes its numbers are (lossily UTF-8); anything else `None`.
+struct JournalValue;
+
+impl<'de> serde::de::DeserializeSeed<'de> for JournalValue {
+    type Value = Option<String>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for JournalValue {
+    type Value = Option<String>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(Some(s.to_string()))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut bytes = Vec::new();
+        while let Some(v) = seq.next_element::<serde_json::Value>()? {
+            if let Some(b) = v.as_u64().and_then(|b| u8::try_from(b).ok()) {
+                bytes.push(b);
+            }
+        }
+        Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(None)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
 }
 
 /// The `mesh-guard KIND id=N hash=H prev_hash=P` words of the message, for files whose format
 /// kept only the message (rsyslog's default `RSYSLOG_FileFormat` and traditional formats).
+/// An event the record could not take says `mesh-guard KIND not-recorded lost=KEY` instead.
 fn message_fields(line: &str) -> Option<BTreeMap<String, String>> {
     let at = line.find("mesh-guard ")?;
     let mut words = line[at + "mesh-guard ".len()..].split_whitespace();
     let kind = words.next()?;
     let mut out = BTreeMap::new();
     out.insert("kind".to_string(), kind.to_string());
+    let mut words = words.peekable();
+    let unrecorded = words.next_if_eq(&"not-recorded").is_some();
     for w in words {
         if let Some((k, v)) = w.split_once('=')
-            && matches!(k, "id" | "hash" | "prev_hash")
+            && matches!(k, "id" | "hash" | "prev_hash" | "lost")
         {
             out.insert(k.to_string(), v.to_string());
         }
     }
+    if unrecorded && !out.contains_key("id") && out.contains_key("lost") {
+        out.insert("recorded".to_string(), "no".to_string());
+        return Some(out);
+    }
+    out.remove("lost");
     (out.contains_key("id") && out.contains_key("hash")).then_some(out)
 }
 
@@ -127,7 +327,9 @@ fn sd_fields(line: &str) -> Option<BTreeMap<String, String>> {
         }
         out.insert(name, value);
     }
-    out.contains_key("id").then_some(out)
+    let unrecorded =
+        out.get("recorded").map(String::as_str) == Some("no") && out.contains_key("lost");
+    (out.contains_key("id") || unrecorded).then_some(out)
 }
 
 /// A stored row as the comparison sees it.

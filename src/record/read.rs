@@ -4,15 +4,16 @@
 
 use std::ops::ControlFlow;
 
-use super::{Filter, ROW_COLUMNS, RecordError, Row, Store, raw_row};
+use super::{Filter, ROW_COLUMNS, RecordError, Row, Store};
 
 impl Store {
     /// The rows `filter` selects, newest first, each given to `each` as it is read; `each`
-    /// breaks to stop early (a closed stdout).
+    /// breaks to stop early (a closed stdout). Every row is decoded into the same `Row`, so
+    /// `each` sees it only for the call.
     pub fn each_row(
         &self,
         filter: &Filter,
-        mut each: impl FnMut(Row) -> ControlFlow<()>,
+        mut each: impl FnMut(&Row) -> ControlFlow<()>,
     ) -> Result<(), RecordError> {
         let (selection, args) = selection(filter);
         let sql = format!("SELECT {ROW_COLUMNS} FROM events {selection}");
@@ -60,17 +61,18 @@ impl Store {
     pub fn query(&self, filter: &Filter) -> Result<Vec<Row>, RecordError> {
         let mut rows = Vec::new();
         self.each_row(filter, |r| {
-            rows.push(r);
+            rows.push(r.clone());
             ControlFlow::Continue(())
         })?;
         Ok(rows)
     }
 
-    /// Rows with an id above `after`, oldest first (`audit export`), each given to `each`.
+    /// Rows with an id above `after`, oldest first (`audit export`), each given to `each` (as
+    /// [`Store::each_row`] does).
     pub fn each_row_after(
         &self,
         after: i64,
-        mut each: impl FnMut(Row) -> ControlFlow<()>,
+        mut each: impl FnMut(&Row) -> ControlFlow<()>,
     ) -> Result<(), RecordError> {
         let sql = format!("SELECT {ROW_COLUMNS} FROM events WHERE id > ?1 ORDER BY id");
         self.each_of(&sql, [after], &mut each)
@@ -80,7 +82,7 @@ impl Store {
     pub fn rows_after(&self, after: i64) -> Result<Vec<Row>, RecordError> {
         let mut rows = Vec::new();
         self.each_row_after(after, |r| {
-            rows.push(r);
+            rows.push(r.clone());
             ControlFlow::Continue(())
         })?;
         Ok(rows)
@@ -90,13 +92,14 @@ impl Store {
         &self,
         sql: &str,
         args: impl rusqlite::Params,
-        each: &mut dyn FnMut(Row) -> ControlFlow<()>,
+        each: &mut dyn FnMut(&Row) -> ControlFlow<()>,
     ) -> Result<(), RecordError> {
         let mut st = self.conn.prepare(sql).map_err(|e| self.err(&e))?;
         let mut rows = st.query(args).map_err(|e| self.err(&e))?;
+        let mut row = Row::empty();
         while let Some(r) = rows.next().map_err(|e| self.err(&e))? {
-            let row = raw_row(r).map_err(|e| self.err(&e))?.into_row(&self.path)?;
-            if each(row).is_break() {
+            row.read_from(r, &self.path, |e| self.err(e))?;
+            if each(&row).is_break() {
                 break;
             }
         }

@@ -3,7 +3,7 @@
 use super::chain;
 use super::error::RecordError;
 use super::event::*;
-use super::write::*;
+use rusqlite::types::ValueRef;
 use std::path::Path;
 
 /// A stored event with its id and its hash (lower-case hex).
@@ -32,15 +32,6 @@ pub struct Filter {
     /// Rows older than this one (id below it): the page after one that ended with it.
     pub below_id: Option<i64>,
     pub limit: Option<u64>,
-}
-
-/// A row as read, before its kind and tools are checked.
-pub(crate) struct RawRow {
-    id: i64,
-    time_ms: i64,
-    strings: [String; 13],
-    hash: Vec<u8>,
-    granted: Granted<String>,
 }
 
 /// The override's columns outside `text_columns!()`: the scope (schema 4), the grant's
@@ -120,102 +111,225 @@ impl<T> Texts<T> {
     }
 }
 
-impl Texts<String> {
+impl<T: AsRef<str>> Texts<T> {
     /// The hashed fields of the row these texts were read from (`tools` decoded by the caller).
     pub(crate) fn fields<'a>(
         &'a self,
         id: i64,
         time_ms: i64,
         tools: &'a [String],
-        granted: &'a Granted<String>,
+        granted: &'a Granted<T>,
     ) -> chain::Fields<'a> {
         chain::Fields {
             id,
             time_ms,
-            kind: &self.kind,
-            agent: &self.agent,
-            session_id: &self.session_id,
-            tool_use_id: &self.tool_use_id,
-            cwd: &self.cwd,
-            user: &self.user,
-            host: &self.host,
-            command: &self.command,
-            rule: &self.rule,
-            target: &self.target,
+            kind: self.kind.as_ref(),
+            agent: self.agent.as_ref(),
+            session_id: self.session_id.as_ref(),
+            tool_use_id: self.tool_use_id.as_ref(),
+            cwd: self.cwd.as_ref(),
+            user: self.user.as_ref(),
+            host: self.host.as_ref(),
+            command: self.command.as_ref(),
+            rule: self.rule.as_ref(),
+            target: self.target.as_ref(),
             tools,
-            shape: &self.shape,
-            reason: &self.reason,
-            scope: &granted.scope,
-            signer: &granted.signer,
-            grant_expires: &granted.grant_expires,
+            shape: self.shape.as_ref(),
+            reason: self.reason.as_ref(),
+            scope: granted.scope.as_ref(),
+            signer: granted.signer.as_ref(),
+            grant_expires: granted.grant_expires.as_ref(),
         }
     }
 }
 
-pub(crate) fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
-    let mut strings: [String; 13] = Default::default();
-    for (slot, i) in strings.iter_mut().zip(2..) {
-        *slot = r.get(i)?;
+impl Row {
+    /// A row with every field empty, to decode rows into ([`Row::read_from`]).
+    pub(crate) fn empty() -> Row {
+        Row {
+            id: 0,
+            hash: String::new(),
+            event: Event {
+                time_ms: 0,
+                kind: Kind::Refusal,
+                agent: String::new(),
+                session_id: String::new(),
+                tool_use_id: String::new(),
+                cwd: String::new(),
+                user: String::new(),
+                host: String::new(),
+                command: String::new(),
+                rule: String::new(),
+                target: String::new(),
+                tools: Vec::new(),
+                shape: String::new(),
+                reason: String::new(),
+                scope: String::new(),
+                signer: String::new(),
+                grant_expires: String::new(),
+            },
+        }
     }
-    Ok(RawRow {
-        id: r.get(0)?,
-        time_ms: r.get(1)?,
-        strings,
-        hash: blob(r.get_ref(15)?),
-        granted: Granted {
-            scope: r.get(16)?,
-            signer: r.get(17)?,
-            grant_expires: r.get(18)?,
-        },
-    })
-}
 
-impl RawRow {
-    pub(super) fn into_row(self, path: &Path) -> Result<Row, RecordError> {
-        let Texts {
-            kind,
-            agent,
-            session_id,
-            tool_use_id,
-            cwd,
-            user,
-            host,
-            command,
-            rule,
-            target,
-            tools,
-            shape,
-            reason,
-        } = Texts::from_columns(self.strings);
+    /// Reads the `ROW_COLUMNS` of `r` into this row, in the room its strings already have: a
+    /// view of a million rows decodes each into the same `Row` and allocates nothing per row
+    /// (issue 39). A column SQLite cannot give as the type asked is `sqlite`'s error; a kind
+    /// or a tools list that does not read is the record's (`Corrupt`), as when rows were
+    /// decoded into new strings.
+    pub(crate) fn read_from(
+        &mut self,
+        r: &rusqlite::Row<'_>,
+        path: &Path,
+        sqlite: impl Fn(&rusqlite::Error) -> RecordError,
+    ) -> Result<(), RecordError> {
+        self.read_columns(r).map_err(|e| sqlite(&e))?;
+        let id = self.id;
         let bad = |what: String| RecordError::Corrupt {
             path: path.to_path_buf(),
-            cause: format!("row {}: {what}", self.id),
+            cause: format!("row {id}: {what}"),
         };
-        let kind = kind.parse::<Kind>().map_err(|e| bad(e.to_string()))?;
-        let tools: Vec<String> =
-            serde_json::from_str(&tools).map_err(|e| bad(format!("tools: {e}")))?;
-        Ok(Row {
-            id: self.id,
-            hash: chain::hex(&self.hash),
-            event: Event {
-                time_ms: self.time_ms,
-                kind,
-                agent,
-                session_id,
-                tool_use_id,
-                cwd,
-                user,
-                host,
-                command,
-                rule,
-                target,
-                tools,
-                shape,
-                reason,
-                scope: self.granted.scope,
-                signer: self.granted.signer,
-                grant_expires: self.granted.grant_expires,
-            },
-        })
+        // Both were checked to be text by `read_columns`.
+        let text = |i| {
+            r.get_ref(i)
+                .ok()
+                .and_then(|v| v.as_str().ok())
+                .unwrap_or("")
+        };
+        self.event.kind = text(2).parse::<Kind>().map_err(|e| bad(e.to_string()))?;
+        fill_tools(text(12), &mut self.event.tools).map_err(|e| bad(format!("tools: {e}")))?;
+        Ok(())
+    }
+
+    fn read_columns(&mut self, r: &rusqlite::Row<'_>) -> rusqlite::Result<()> {
+        let e = &mut self.event;
+        // The kind and the tools (`None`) are only checked to be text here, in the columns'
+        // order, and decoded from SQLite's row once every column is read.
+        let texts: [Option<&mut String>; 13] = [
+            None,
+            Some(&mut e.agent),
+            Some(&mut e.session_id),
+            Some(&mut e.tool_use_id),
+            Some(&mut e.cwd),
+            Some(&mut e.user),
+            Some(&mut e.host),
+            Some(&mut e.command),
+            Some(&mut e.rule),
+            Some(&mut e.target),
+            None,
+            Some(&mut e.shape),
+            Some(&mut e.reason),
+        ];
+        for (slot, i) in texts.into_iter().zip(2..) {
+            text_into(r, i, slot)?;
+        }
+        self.id = r.get(0)?;
+        e.time_ms = r.get(1)?;
+        self.hash.clear();
+        match r.get_ref(15)? {
+            ValueRef::Blob(b) | ValueRef::Text(b) => chain::hex_into(b, &mut self.hash),
+            _ => {}
+        }
+        text_into(r, 16, Some(&mut e.scope))?;
+        text_into(r, 17, Some(&mut e.signer))?;
+        text_into(r, 18, Some(&mut e.grant_expires))
+    }
+}
+
+/// Column `i` of `r` into `slot`, in its room, or only checked when there is no slot.
+/// Anything but UTF-8 text fails as reading it as a `String` fails, with that error.
+fn text_into(r: &rusqlite::Row<'_>, i: usize, slot: Option<&mut String>) -> rusqlite::Result<()> {
+    if let ValueRef::Text(t) = r.get_ref(i)?
+        && let Ok(s) = std::str::from_utf8(t)
+    {
+        if let Some(slot) = slot {
+            slot.clear();
+            slot.push_str(s);
+        }
+        return Ok(());
+    }
+    r.get::<_, String>(i).map(drop)
+}
+
+/// The stored tools list (a JSON array of strings) into `tools`, reusing its strings: what
+/// `serde_json::from_str::<Vec<String>>` reads, with its errors.
+pub(crate) fn fill_tools(text: &str, tools: &mut Vec<String>) -> serde_json::Result<()> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let filled = FillTools(tools).deserialize(&mut de)?;
+    tools.truncate(filled);
+    de.end()
+}
+
+/// Fills a list of strings in place, giving how many it read.
+struct FillTools<'v>(&'v mut Vec<String>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for FillTools<'_> {
+    type Value = usize;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for FillTools<'_> {
+    type Value = usize;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+        let mut n = 0;
+        loop {
+            if n == self.0.len() {
+                self.0.push(String::new());
+            }
+            if seq.next_element_seed(FillString(&mut self.0[n]))?.is_none() {
+                return Ok(n);
+            }
+            n += 1;
+        }
+    }
+}
+
+/// Fills one string in place.
+struct FillString<'s>(&'s mut String);
+
+impl<'de> serde::de::DeserializeSeed<'de> for FillString<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for FillString<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<(), E> {
+        self.0.clear();
+        self.0.push_str(s);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tools_fill_in_place_as_serde_reads_them() {
+        let mut tools = vec!["old one".to_string(), "old two".into(), "old three".into()];
+        fill_tools(r#"["a", "b\"c"]"#, &mut tools).unwrap();
+        assert_eq!(tools, ["a", "b\"c"]);
+        fill_tools("[]", &mut tools).unwrap();
+        assert!(tools.is_empty());
+        fill_tools(r#"["x","y","z","w"]"#, &mut tools).unwrap();
+        assert_eq!(tools, ["x", "y", "z", "w"]);
+        for bad in ["[1]", "{}", r#"["a"] x"#, r#"["a""#, ""] {
+            let want = serde_json::from_str::<Vec<String>>(bad)
+                .unwrap_err()
+                .to_string();
+            let got = fill_tools(bad, &mut tools).unwrap_err().to_string();
+            assert_eq!(got, want, "{bad}");
+        }
     }
 }

@@ -221,14 +221,6 @@ pub(crate) fn fields(id: i64, e: &Event) -> chain::Fields<'_> {
     }
 }
 
-/// Text as stored, or `None` when the column holds anything but text (which only tampering does).
-pub(crate) fn text(v: ValueRef<'_>) -> Option<String> {
-    match v {
-        ValueRef::Text(t) => std::str::from_utf8(t).ok().map(str::to_string),
-        _ => None,
-    }
-}
-
 pub(crate) fn blob(v: ValueRef<'_>) -> Vec<u8> {
     match v {
         ValueRef::Blob(b) | ValueRef::Text(b) => b.to_vec(),
@@ -236,9 +228,23 @@ pub(crate) fn blob(v: ValueRef<'_>) -> Vec<u8> {
     }
 }
 
+/// Text as stored, borrowed from SQLite's row, or `None` when the column holds anything but
+/// text (which only tampering does).
+fn text_ref(v: ValueRef<'_>) -> Option<&str> {
+    match v {
+        ValueRef::Text(t) => std::str::from_utf8(t).ok(),
+        _ => None,
+    }
+}
+
 /// Reads one row for the chain walk. A column of the wrong type makes the row unsound rather
-/// than failing the walk, so `verify` still names it.
-pub(crate) fn link(r: &rusqlite::Row<'_>) -> rusqlite::Result<chain::Link> {
+/// than failing the walk, so `verify` still names it. The texts are hashed where SQLite holds
+/// them, and the tools decoded into `tools`, the walk's room for them kept from row to row: a
+/// walk over a million rows allocates only the two hashes per row (issue 39).
+pub(crate) fn link(
+    r: &rusqlite::Row<'_>,
+    tools: &mut Vec<String>,
+) -> rusqlite::Result<chain::Link> {
     let id: i64 = r.get(0)?;
     let prev = blob(r.get_ref(16)?);
     let hash = blob(r.get_ref(17)?);
@@ -248,29 +254,31 @@ pub(crate) fn link(r: &rusqlite::Row<'_>) -> rusqlite::Result<chain::Link> {
             _ => None,
         })
     };
-    let mut texts = Vec::with_capacity(13);
-    for i in 2..=14 {
-        texts.push(text(r.get_ref(i)?));
+    let mut texts: [Option<&str>; 13] = [None; 13];
+    for (slot, i) in texts.iter_mut().zip(2..) {
+        *slot = text_ref(r.get_ref(i)?);
     }
     let granted = Granted {
-        scope: text(r.get_ref(18)?),
-        signer: text(r.get_ref(19)?),
-        grant_expires: text(r.get_ref(20)?),
+        scope: text_ref(r.get_ref(18)?),
+        signer: text_ref(r.get_ref(19)?),
+        grant_expires: text_ref(r.get_ref(20)?),
     };
-    let checkpoint = int(15)? == Some(0)
-        && texts.first().and_then(|k| k.as_deref()) == Some(Kind::Checkpoint.as_str());
+    let checkpoint = int(15)? == Some(0) && texts[0] == Some(Kind::Checkpoint.as_str());
     let sound = (|| {
         let time_ms = int(1).ok()??;
         let format = int(15).ok()??;
-        let t: Vec<String> = texts.into_iter().collect::<Option<_>>()?;
-        let t = Texts::from_columns(<[String; 13]>::try_from(t).ok()?);
+        let mut all: [&str; 13] = [""; 13];
+        for (to, from) in all.iter_mut().zip(texts) {
+            *to = from?;
+        }
+        let t = Texts::from_columns(all);
         let granted = Granted {
             scope: granted.scope?,
             signer: granted.signer?,
             grant_expires: granted.grant_expires?,
         };
-        let tools: Vec<String> = serde_json::from_str(&t.tools).ok()?;
-        let f = t.fields(id, time_ms, &tools, &granted);
+        super::row::fill_tools(t.tools, tools).ok()?;
+        let f = t.fields(id, time_ms, tools, &granted);
         let want = chain::row_hash_with::<sha2::Sha256>(format, &prev, &f)?;
         Some(want.as_slice() == hash.as_slice())
     })()

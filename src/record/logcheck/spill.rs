@@ -1,12 +1,14 @@
 //! A log's events kept on disk while `audit verify --log` compares them: a log file can hold
 //! more events than memory should (a fleet's syslog over months), so each event read is put in
-//! a private temporary SQLite database and read back sorted by id (decision 0062).
+//! a private temporary SQLite database and read back sorted by id (decision 0062). The rows'
+//! events are kept in a table ordered by id and line, so reading them back in that order is a
+//! walk, not a sort; a log in id order (as the hook forwards) is appended at its end.
 
 use std::io::BufRead;
 
 use rusqlite::{Connection, params};
 
-use super::{Forwarded, parse_line};
+use super::{Forwarded, Logged, Unrecorded, read_line};
 
 /// A line longer than this is skipped: no event the hook forwards comes near it (its input is
 /// at most 8 MiB, which journalctl's byte arrays write in at most four bytes each).
@@ -19,6 +21,10 @@ pub struct Spilled {
     pub all: u64,
     /// The events naming this record, or naming none.
     pub mine: u64,
+    /// Events the record could not take (`RECORDED=no`), of any record.
+    pub unrecorded_all: u64,
+    /// Those naming this record, or naming none.
+    pub unrecorded_mine: u64,
     /// Lines skipped for their length, by line number.
     pub too_long: Vec<u64>,
 }
@@ -40,8 +46,12 @@ impl Spilled {
         let conn = Connection::open("").map_err(|e| e.to_string())?;
         conn.execute_batch(
             "PRAGMA temp_store = FILE;
-             CREATE TABLE logged (seq INTEGER PRIMARY KEY, id INTEGER NOT NULL,
-                kind TEXT NOT NULL, hash TEXT NOT NULL, mine INTEGER NOT NULL);
+             CREATE TABLE logged (id INTEGER NOT NULL, seq INTEGER NOT NULL,
+                kind TEXT NOT NULL, hash TEXT NOT NULL, mine INTEGER NOT NULL,
+                PRIMARY KEY (id, seq)) WITHOUT ROWID;
+             CREATE TABLE unrecorded (seq INTEGER PRIMARY KEY, lost TEXT NOT NULL,
+                kind TEXT NOT NULL, time TEXT NOT NULL, mine INTEGER NOT NULL);
+             CREATE TABLE named (lost TEXT PRIMARY KEY) WITHOUT ROWID;
              BEGIN",
         )
         .map_err(|e| e.to_string())?;
@@ -49,6 +59,8 @@ impl Spilled {
             conn,
             all: 0,
             mine: 0,
+            unrecorded_all: 0,
+            unrecorded_mine: 0,
             too_long: Vec::new(),
         };
         let mut line = Vec::new();
@@ -67,17 +79,41 @@ impl Spilled {
                 skip_line(&mut input).map_err(|e| e.to_string())?;
                 continue;
             }
-            let Some(e) = parse_line(&String::from_utf8_lossy(&line)) else {
+            let Some(logged) = read_line(&String::from_utf8_lossy(&line)) else {
                 continue;
             };
-            let mine = e.record.is_empty() || e.record == ours;
-            spilled
-                .conn
-                .prepare_cached("INSERT INTO logged (id, kind, hash, mine) VALUES (?1, ?2, ?3, ?4)")
-                .and_then(|mut st| st.execute(params![e.id, e.kind, e.hash, mine]))
-                .map_err(|e| e.to_string())?;
-            spilled.all += 1;
-            spilled.mine += u64::from(mine);
+            let mine = |record: &str| record.is_empty() || record == ours;
+            let kept = match logged {
+                Logged::Row(e) => {
+                    let mine = mine(&e.record);
+                    spilled.all += 1;
+                    spilled.mine += u64::from(mine);
+                    spilled
+                        .conn
+                        .prepare_cached(
+                            "INSERT INTO logged (id, seq, kind, hash, mine)
+                             VALUES (?1, ?2, ?3, ?4, ?5)",
+                        )
+                        .and_then(|mut st| {
+                            st.execute(params![e.id, number as i64, e.kind, e.hash, mine])
+                        })
+                }
+                Logged::Unrecorded(e) => {
+                    let mine = mine(&e.record);
+                    spilled.unrecorded_all += 1;
+                    spilled.unrecorded_mine += u64::from(mine);
+                    spilled
+                        .conn
+                        .prepare_cached(
+                            "INSERT INTO unrecorded (seq, lost, kind, time, mine)
+                             VALUES (?1, ?2, ?3, ?4, ?5)",
+                        )
+                        .and_then(|mut st| {
+                            st.execute(params![number as i64, e.lost, e.kind, e.time, mine])
+                        })
+                }
+            };
+            kept.map_err(|e| e.to_string())?;
         }
         spilled
             .conn
@@ -105,6 +141,44 @@ impl Spilled {
                 kind: r.get(1)?,
                 hash: r.get(2)?,
                 prev_hash: String::new(),
+                record: String::new(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether the comparison has events the record could not take to look for in gap rows:
+    /// of this record, or of any when `whole`.
+    pub fn has_unrecorded(&self, whole: bool) -> bool {
+        (if whole {
+            self.unrecorded_all
+        } else {
+            self.unrecorded_mine
+        }) > 0
+    }
+
+    /// Notes that a gap row of the record names the lost event `lost` (its key).
+    pub fn named(&self, lost: &str) -> rusqlite::Result<()> {
+        self.conn
+            .prepare_cached("INSERT OR IGNORE INTO named (lost) VALUES (?1)")?
+            .execute([lost.to_ascii_lowercase()])
+            .map(drop)
+    }
+
+    /// Each event the record could not take whose key no gap row names ([`Spilled::named`]),
+    /// once per key, in the order the log has them: of this record, or of any when `whole`.
+    pub fn each_unnamed(&self, whole: bool, mut f: impl FnMut(Unrecorded)) -> rusqlite::Result<()> {
+        let mut st = self.conn.prepare(
+            "SELECT lost, kind, time, min(seq) AS first FROM unrecorded
+             WHERE (mine OR ?1) AND lost NOT IN (SELECT lost FROM named)
+             GROUP BY lost ORDER BY first",
+        )?;
+        let mut rows = st.query([whole])?;
+        while let Some(r) = rows.next()? {
+            f(Unrecorded {
+                lost: r.get(0)?,
+                kind: r.get(1)?,
+                time: r.get(2)?,
                 record: String::new(),
             });
         }
