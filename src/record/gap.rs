@@ -167,6 +167,41 @@ pub(crate) fn pending(db: &Path) -> Option<String> {
     Some(out)
 }
 
+/// What one line of a gap row's reason (after its first) says of the lost events.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Accounted {
+    /// One event, whole, by its key.
+    Named(String),
+    /// Events past the row's bound, counted by kind.
+    Counted(Vec<(String, u64)>),
+    Nothing,
+}
+
+/// Reads a line [`pending`] wrote.
+pub(crate) fn accounted(line: &str) -> Accounted {
+    if let Ok(note) = serde_json::from_str::<serde_json::Value>(line) {
+        return match note["lost"].as_str() {
+            Some(key) => Accounted::Named(key.to_ascii_lowercase()),
+            None => Accounted::Nothing,
+        };
+    }
+    let Some((_, counts)) = line
+        .strip_prefix("… and ")
+        .and_then(|rest| rest.rsplit_once("): "))
+    else {
+        return Accounted::Nothing;
+    };
+    Accounted::Counted(
+        counts
+            .split(", ")
+            .filter_map(|c| {
+                let (n, kind) = c.split_once(' ')?;
+                Some((kind.to_string(), n.parse().ok()?))
+            })
+            .collect(),
+    )
+}
+
 pub(crate) fn clear(db: &Path) {
     let _ = std::fs::remove_file(note_path(db));
 }

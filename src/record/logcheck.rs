@@ -351,6 +351,13 @@ pub enum Finding {
         logged: String,
         stored: String,
     },
+    /// The log has an event marked not recorded (its key `lost`) that no gap row names or
+    /// counts: the row that should say it was lost is gone.
+    Unaccounted {
+        lost: String,
+        kind: String,
+        time: String,
+    },
 }
 
 impl std::fmt::Display for Finding {
@@ -363,6 +370,11 @@ impl std::fmt::Display for Finding {
             Finding::Differs { id, logged, stored } => write!(
                 f,
                 "row {id} differs: the log has hash {logged}, the database {stored}"
+            ),
+            Finding::Unaccounted { lost, kind, time } => write!(
+                f,
+                "event {lost} ({kind}{}{time}) is in the log marked not recorded, but no gap row of the database accounts for it",
+                if time.is_empty() { "" } else { ", at " }
             ),
         }
     }

@@ -395,3 +395,51 @@ fn a_gap_row_and_its_event_get_consecutive_ids_and_move_the_sequence() {
     assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 3 });
     assert!(gap::pending(&path).is_none(), "the note is consumed");
 }
+
+/// `verify --log`: an event the log marks not recorded passes only when a gap row names it,
+/// or counts its kind past the row's bound; any other is reported (decision 0072).
+#[test]
+fn a_lost_event_no_gap_row_accounts_for_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    let mut store = Store::open(&path).unwrap();
+    let failed = RecordError::Failed {
+        path: path.clone(),
+        cause: "disk full".into(),
+    };
+    // One past the bound: the last is only counted, by its kind.
+    let lost: Vec<Event> = (0..=gap::MAX_LOST_ROWS)
+        .map(|i| sample(Kind::Refusal, &format!("ssh host{i}")))
+        .collect();
+    for event in &lost {
+        gap::note(&path, event, &failed, "failed", &Ok(()));
+    }
+    store.append(&sample(Kind::Refusal, "ssh vega")).unwrap();
+    let ours = path.display().to_string();
+    let unrecorded = |key: &str, kind: &str| {
+        format!(
+            "{{\"MESH_GUARD_RECORDED\":\"no\",\"MESH_GUARD_LOST\":\"{key}\",\"MESH_GUARD_KIND\":\"{kind}\",\"MESH_GUARD_RECORD\":\"{ours}\"}}\n"
+        )
+    };
+    let found = |log: &str| {
+        let log = logcheck::Spilled::read(log.as_bytes(), &ours).unwrap();
+        let mut found = Vec::new();
+        store
+            .compare_log(&log, false, |f| found.push(f.to_string()))
+            .unwrap();
+        found
+    };
+    let all: String = lost
+        .iter()
+        .map(|e| unrecorded(&gap::lost_key(e), "refusal"))
+        .collect();
+    assert_eq!(found(&all), Vec::<String>::new(), "each is accounted for");
+    let one_more = format!("{all}{}", unrecorded("00112233deadbeef", "refusal"));
+    let found = found(&one_more);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("event 00112233deadbeef (refusal"),
+        "{found:?}"
+    );
+    assert!(found[0].contains("no gap row"), "{found:?}");
+}

@@ -98,11 +98,51 @@ impl Store {
             if let Some(e) = failed.take() {
                 return Err(e);
             }
+            if log.has_unrecorded(whole) {
+                store.unnamed_lost_events(log, whole, &mut each)?;
+            }
             store
                 .conn
                 .query_row("SELECT EXISTS (SELECT 1 FROM events)", [], |r| r.get(0))
         })?;
         compared.map_err(|e| self.err(&e))
+    }
+
+    /// Each event the log marks not recorded that no gap row accounts for: named whole in a
+    /// gap row (by its key), or counted by kind past the row's bound (decision 0072).
+    fn unnamed_lost_events(
+        &self,
+        log: &logcheck::Spilled,
+        whole: bool,
+        each: &mut impl FnMut(logcheck::Finding),
+    ) -> rusqlite::Result<()> {
+        let mut counted: std::collections::HashMap<String, u64> = Default::default();
+        let mut st = self
+            .conn
+            .prepare("SELECT reason FROM events WHERE kind = 'gap'")?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let reason = r.get::<_, String>(0).unwrap_or_default();
+            for line in reason.lines().skip(1) {
+                match super::gap::accounted(line) {
+                    super::gap::Accounted::Named(key) => log.named(&key)?,
+                    super::gap::Accounted::Counted(by_kind) => {
+                        for (kind, n) in by_kind {
+                            *counted.entry(kind).or_default() += n;
+                        }
+                    }
+                    super::gap::Accounted::Nothing => {}
+                }
+            }
+        }
+        log.each_unnamed(whole, |lost| match counted.get_mut(&lost.kind) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => each(logcheck::Finding::Unaccounted {
+                lost: lost.lost,
+                kind: lost.kind,
+                time: lost.time,
+            }),
+        })
     }
 
     /// The local anchor checked against the rows: does the row it names still hold its hash?
