@@ -140,9 +140,12 @@ impl Guard<'_> {
             };
             return words.into_iter().map(|w| (w, reach())).collect();
         }
-        let (destination, sources) = match &target {
-            Some(dir) => (dir, words.as_slice()),
-            None => words.split_last().expect("two words or more"),
+        // Total, though the return above leaves two words or more when there is no target:
+        // nothing on the hook's path may panic.
+        let (destination, sources) = match (&target, words.split_last()) {
+            (Some(dir), _) => (dir, words.as_slice()),
+            (None, Some(last_and_rest)) => last_and_rest,
+            (None, None) => return Vec::new(),
         };
         let mut out: Vec<(String, Reach)> = Vec::new();
         let into_directory = target.is_some()
