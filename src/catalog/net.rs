@@ -77,11 +77,27 @@ impl std::fmt::Display for Cidr {
     }
 }
 
-impl FromStr for Cidr {
-    type Err = String;
+/// A catalog's `networks` entry that is not `ADDRESS/PREFIX` with a prefix the address has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotACidr(pub String);
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        let bad = || format!("`{text}` is not a network in CIDR form (e.g. 10.20.0.0/16)");
+impl std::fmt::Display for NotACidr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`{}` is not a network in CIDR form (e.g. 10.20.0.0/16)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for NotACidr {}
+
+impl FromStr for Cidr {
+    type Err = NotACidr;
+
+    fn from_str(text: &str) -> Result<Self, NotACidr> {
+        let bad = || NotACidr(text.to_string());
         let (addr, prefix) = text.split_once('/').ok_or_else(bad)?;
         let network: IpAddr = addr.parse().map_err(|_| bad())?;
         let prefix: u8 = prefix.parse().map_err(|_| bad())?;

@@ -25,39 +25,67 @@ impl Preview {
         Preview { grant, scope }
     }
 
-    /// How the override would treat a refused command: `Ok` passes it, `Err` says why not.
-    /// `None` when there is no override to preview. The hook's own coverage (`scope::coverage`),
+    /// How the override would treat a refused command; `None` when there is no override to
+    /// preview. The hook's own coverage (`scope::coverage`),
     /// over the targets of the decision's walk.
-    fn judge(
-        &self,
-        catalog: &LazyCatalog,
-        refusal: &Refusal,
-        reached: &Reached,
-    ) -> Option<Result<String, String>> {
+    fn judge(&self, catalog: &LazyCatalog, refusal: &Refusal, reached: &Reached) -> Option<Judged> {
         let scope = match (&self.scope, &self.grant) {
             (Some(scope), _) => scope.as_str(),
             (None, Some(Ok(grant))) => grant.grant.scope.as_str(),
-            (None, Some(Err(not))) => {
-                return Some(Err(format!("the grant is not honoured: {}", not.why)));
-            }
+            (None, Some(Err(not))) => return Some(Judged::NotHonoured(not.why.clone())),
             (None, None) => return None,
         };
         let targets = || match catalog.get() {
             Ok(catalog) => reached.targets(catalog),
             Err(_) => Vec::new(),
         };
-        Some(match scope::coverage(scope.trim(), refusal, targets) {
-            Coverage::GuardsOwn => Err("no override covers the guard's own protection".into()),
-            Coverage::WholeSession => Ok("the grant covers the whole session".into()),
-            Coverage::Malformed(e) => Err(format!(
-                "the scope is malformed ({e}), so nothing is covered"
-            )),
-            Coverage::Covered(scope) => Ok(format!("the scope `{}` covers it", scope.text)),
-            Coverage::NotCovered { scope, why } => Err(format!(
-                "the scope `{}` does not cover it: {why}",
-                scope.text
-            )),
-        })
+        Some(Judged::Scope(scope::coverage(
+            scope.trim(),
+            refusal,
+            targets,
+        )))
+    }
+}
+
+/// What the previewed override would do with a refused command; its `Display` is the reason
+/// `check` gives.
+enum Judged {
+    /// The grant is not honoured; the grant module's reason, as text.
+    NotHonoured(String),
+    /// The grant (or the scope given) meets the command so.
+    Scope(Coverage),
+}
+
+impl Judged {
+    /// Whether the override lets the command pass.
+    fn passes(&self) -> bool {
+        matches!(
+            self,
+            Judged::Scope(Coverage::WholeSession | Coverage::Covered(_))
+        )
+    }
+}
+
+impl std::fmt::Display for Judged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Judged::NotHonoured(why) => write!(f, "the grant is not honoured: {why}"),
+            Judged::Scope(Coverage::GuardsOwn) => {
+                f.write_str("no override covers the guard's own protection")
+            }
+            Judged::Scope(Coverage::WholeSession) => {
+                f.write_str("the grant covers the whole session")
+            }
+            Judged::Scope(Coverage::Malformed(e)) => {
+                write!(f, "the scope is malformed ({e}), so nothing is covered")
+            }
+            Judged::Scope(Coverage::Covered(scope)) => {
+                write!(f, "the scope `{}` covers it", scope.text)
+            }
+            Judged::Scope(Coverage::NotCovered { scope, why }) => {
+                write!(f, "the scope `{}` does not cover it: {why}", scope.text)
+            }
+        }
     }
 }
 
@@ -154,10 +182,9 @@ pub fn run(
             }
         }
         if let Some(judged) = &under_override {
-            object["override"] = match judged {
-                Ok(why) => serde_json::json!({"decision": "pass", "reason": why}),
-                Err(why) => serde_json::json!({"decision": "refuse", "reason": why}),
-            };
+            let decision = if judged.passes() { "pass" } else { "refuse" };
+            object["override"] =
+                serde_json::json!({"decision": decision, "reason": judged.to_string()});
         }
         outln!("{object}");
     } else if decision == "pass" && mode.is_none() {
@@ -172,8 +199,10 @@ pub fn run(
             outln!("  instead: {}  ({})", s.usage, s.tool);
         }
         match &under_override {
-            Some(Ok(why)) => outln!("under the override: pass ({why}; recorded as an override)"),
-            Some(Err(why)) => outln!("under the override: refuse ({why})"),
+            Some(why) if why.passes() => {
+                outln!("under the override: pass ({why}; recorded as an override)")
+            }
+            Some(why) => outln!("under the override: refuse ({why})"),
             None => {}
         }
         if let Some((here, settings)) = mode.as_ref().filter(|(_, s)| s.is_some()) {

@@ -135,7 +135,7 @@ impl Server<'_> {
         }
         let (catalog, rules) = match self.load() {
             Ok(loaded) => loaded,
-            Err(why) => return tool_error(&why),
+            Err(why) => return tool_error(&why.to_string()),
         };
         let world = self.paths.world(std::env::current_dir().ok());
         match search::search(&catalog, &rules, &world, command) {
@@ -157,7 +157,7 @@ impl Server<'_> {
     fn mesh_instead_of(&self) -> Value {
         let catalog = match catalog::load(&self.paths.catalog) {
             Ok(catalog) => catalog,
-            Err(errors) => return tool_error(&catalog_errors(&errors)),
+            Err(errors) => return tool_error(&Unloaded::Catalog(errors).to_string()),
         };
         let table = crate::commands::instead_of::instead_of_table(&catalog, TableFormat::Json);
         let rows: Value = serde_json::from_str(&table).unwrap_or_else(|_| json!([]));
@@ -168,22 +168,38 @@ impl Server<'_> {
     }
 
     /// The catalog and rules, read afresh for each call: an operator's edit counts at once.
-    fn load(&self) -> Result<(Catalog, Rules), String> {
-        let catalog =
-            catalog::load(&self.paths.catalog).map_err(|errors| catalog_errors(&errors))?;
-        let rules = Rules::load(self.paths.rules.as_deref())
-            .map_err(|e| format!("the guard's rules are invalid: {e}"))?;
+    fn load(&self) -> Result<(Catalog, Rules), Unloaded> {
+        let catalog = catalog::load(&self.paths.catalog).map_err(Unloaded::Catalog)?;
+        let rules = Rules::load(self.paths.rules.as_deref()).map_err(Unloaded::Rules)?;
         Ok((catalog, rules))
     }
 }
 
-fn catalog_errors(errors: &[impl std::fmt::Display]) -> String {
-    let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    format!(
-        "mesh-guard cannot read its catalog; tell the operator: {}",
-        list.join("; ")
-    )
+/// Why a tool call cannot be answered: the catalog or the rules do not load. Its text is the
+/// tool's error result, which the agent's model reads.
+#[derive(Debug)]
+enum Unloaded {
+    Catalog(Vec<catalog::CatalogError>),
+    Rules(crate::rules::RulesError),
 }
+
+impl std::fmt::Display for Unloaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unloaded::Catalog(errors) => {
+                let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                write!(
+                    f,
+                    "mesh-guard cannot read its catalog; tell the operator: {}",
+                    list.join("; ")
+                )
+            }
+            Unloaded::Rules(e) => write!(f, "the guard's rules are invalid: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Unloaded {}
 
 fn initialize(params: &Value) -> Value {
     let asked = params["protocolVersion"].as_str();

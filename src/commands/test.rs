@@ -125,42 +125,43 @@ fn failure(case: &Checked, outcome: &Outcome) -> Option<String> {
 }
 
 /// A policy file's cases, or what is wrong with it (named by file and line).
-fn read(path: &Path) -> Result<Vec<Checked>, String> {
+fn read(path: &Path) -> Result<Vec<Checked>, PolicyError> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{shown}: cannot read the policy file: {e}"))?;
+    let text = std::fs::read_to_string(path).map_err(|cause| PolicyError::Unreadable {
+        path: path.to_path_buf(),
+        cause,
+    })?;
     let line = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
-    let file: PolicyFile = toml::from_str(&text).map_err(|e| {
-        let message = policy_words(e.message().trim());
-        match e.span() {
-            Some(span) => format!("{shown}:{}: {message}", line(span.start)),
-            None => format!("{shown}: {message}"),
-        }
+    let file: PolicyFile = toml::from_str(&text).map_err(|e| PolicyError::NotPolicy {
+        path: path.to_path_buf(),
+        line: e.span().map(|span| line(span.start)),
+        message: policy_words(e.message().trim()),
     })?;
     if file.case.is_empty() {
-        return Err(format!(
-            "{shown}: the policy file holds no `[[case]]` (each needs `command` and `expect`)"
-        ));
+        return Err(PolicyError::NoCases(path.to_path_buf()));
     }
     file.case
         .into_iter()
         .map(|case| {
-            let at = format!("{shown}:{}", line(case.span().start));
+            let case_line = line(case.span().start);
+            let at = format!("{shown}:{case_line}");
             let case = case.into_inner();
             let expect = match case.expect.get_ref().as_str() {
                 "refuse" => Expect::Refuse,
                 "pass" => Expect::Pass,
                 other => {
-                    return Err(format!(
-                        "{shown}:{}: `expect` must be \"refuse\" or \"pass\", not \"{other}\"",
-                        line(case.expect.span().start)
-                    ));
+                    return Err(PolicyError::BadExpect {
+                        path: path.to_path_buf(),
+                        line: line(case.expect.span().start),
+                        found: other.to_string(),
+                    });
                 }
             };
             if expect == Expect::Pass && case.instead.is_some() {
-                return Err(format!(
-                    "{at}: `instead` names the tool a refusal offers; a case that expects \"pass\" cannot have it"
-                ));
+                return Err(PolicyError::InsteadOnPass {
+                    path: path.to_path_buf(),
+                    line: case_line,
+                });
             }
             Ok(Checked {
                 at,
@@ -170,6 +171,81 @@ fn read(path: &Path) -> Result<Vec<Checked>, String> {
             })
         })
         .collect()
+}
+
+/// What is wrong with a policy file, named by file and line.
+#[derive(Debug)]
+enum PolicyError {
+    /// The file cannot be read.
+    Unreadable {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    /// The file is not TOML of the policy's shape; `message` is the TOML library's, put in
+    /// the policy's words by [`policy_words`].
+    NotPolicy {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+    /// No `[[case]]`.
+    NoCases(PathBuf),
+    /// `expect` is neither "refuse" nor "pass".
+    BadExpect {
+        path: PathBuf,
+        line: usize,
+        found: String,
+    },
+    /// A case expecting "pass" names an `instead`.
+    InsteadOnPass { path: PathBuf, line: usize },
+}
+
+impl std::fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PolicyError::Unreadable { path, cause } => {
+                write!(
+                    f,
+                    "{}: cannot read the policy file: {cause}",
+                    path.display()
+                )
+            }
+            PolicyError::NotPolicy {
+                path,
+                line: Some(line),
+                message,
+            } => write!(f, "{}:{line}: {message}", path.display()),
+            PolicyError::NotPolicy {
+                path,
+                line: None,
+                message,
+            } => write!(f, "{}: {message}", path.display()),
+            PolicyError::NoCases(path) => write!(
+                f,
+                "{}: the policy file holds no `[[case]]` (each needs `command` and `expect`)",
+                path.display()
+            ),
+            PolicyError::BadExpect { path, line, found } => write!(
+                f,
+                "{}:{line}: `expect` must be \"refuse\" or \"pass\", not \"{found}\"",
+                path.display()
+            ),
+            PolicyError::InsteadOnPass { path, line } => write!(
+                f,
+                "{}:{line}: `instead` names the tool a refusal offers; a case that expects \"pass\" cannot have it",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PolicyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PolicyError::Unreadable { cause, .. } => Some(cause),
+            _ => None,
+        }
+    }
 }
 
 /// serde's words in the policy format's: "unknown field `expected`, expected one of …".

@@ -4,7 +4,7 @@
 //! at the start of every session. The table sits between two markers, so that a second
 //! install replaces it and `uninstall` takes it out, leaving the rest of the file as it was.
 
-use super::Scope;
+use super::{InstallError, Scope};
 use std::path::{Path, PathBuf};
 
 const BEGIN: &str =
@@ -52,11 +52,11 @@ fn without_block(text: &str) -> String {
 }
 
 /// Writes the table into `path` (created if absent), replacing an earlier one.
-pub(crate) fn write(path: &Path, table: &str) -> Result<Vec<String>, String> {
+pub(crate) fn write(path: &Path, table: &str) -> Result<Vec<String>, InstallError> {
     let old = match std::fs::read_to_string(path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(e) => return Err(InstallError::file(path)(e)),
     };
     let rest = without_block(old.as_deref().unwrap_or(""));
     let block = format!(
@@ -71,7 +71,7 @@ pub(crate) fn write(path: &Path, table: &str) -> Result<Vec<String>, String> {
 }
 
 /// Takes the table out of `path`, if it is there.
-pub(crate) fn remove(path: &Path) -> Result<Vec<String>, String> {
+pub(crate) fn remove(path: &Path) -> Result<Vec<String>, InstallError> {
     let Ok(old) = std::fs::read_to_string(path) else {
         return Ok(Vec::new());
     };
@@ -79,20 +79,25 @@ pub(crate) fn remove(path: &Path) -> Result<Vec<String>, String> {
     replace(path, Some(&old), &text, "instead-of table removed")
 }
 
-fn replace(path: &Path, old: Option<&str>, text: &str, done: &str) -> Result<Vec<String>, String> {
+fn replace(
+    path: &Path,
+    old: Option<&str>,
+    text: &str,
+    done: &str,
+) -> Result<Vec<String>, InstallError> {
     if old == Some(text) {
         return Ok(vec![format!("{}: already up to date", path.display())]);
     }
     let mut said = Vec::new();
     if let Some(old) = old {
         let backup = super::settings::backup_path(path);
-        std::fs::write(&backup, old).map_err(|e| format!("{}: {e}", backup.display()))?;
+        std::fs::write(&backup, old).map_err(InstallError::file(&backup))?;
         said.push(format!("backup: {}", backup.display()));
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(InstallError::file(dir))?;
     }
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(path, text).map_err(InstallError::file(path))?;
     said.push(format!("{done}: {}", path.display()));
     Ok(said)
 }

@@ -7,10 +7,12 @@
 //! no variable for them (decision 0059), so a path left off would silently be the default.
 
 mod entries;
+mod error;
 mod instructions;
 mod system;
 pub use entries::MATCHER;
 use entries::entries;
+pub use error::InstallError;
 use system::*;
 
 pub(crate) mod settings;
@@ -102,7 +104,7 @@ fn home() -> PathBuf {
 
 /// The settings file `agent` reads at `scope` (docs/agents/<agent>.md), or why none is
 /// written there.
-pub fn settings_file(agent: &str, scope: Scope) -> Result<PathBuf, String> {
+pub fn settings_file(agent: &str, scope: Scope) -> Result<PathBuf, InstallError> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let path = match (agent, scope) {
         ("claude", scope) => claude_settings(scope),
@@ -125,10 +127,7 @@ pub fn settings_file(agent: &str, scope: Scope) -> Result<PathBuf, String> {
         }
         ("cursor", Scope::Managed) => PathBuf::from("/etc/cursor/hooks.json"),
         (other, _) => {
-            return Err(format!(
-                "unknown agent `{other}`: one of {}",
-                AGENTS.join(", ")
-            ));
+            return Err(InstallError::UnknownAgent(other.to_string()));
         }
     };
     Ok(path)
@@ -142,7 +141,7 @@ pub fn uninstall(req: &Request) -> i32 {
     finish(uninstall_inner(req))
 }
 
-fn finish(result: Result<Vec<String>, String>) -> i32 {
+fn finish(result: Result<Vec<String>, InstallError>) -> i32 {
     match result {
         Ok(lines) => {
             for line in lines {
@@ -174,7 +173,7 @@ fn unstaged(root: Option<&Path>, path: &Path) -> PathBuf {
 }
 
 /// The file `install` writes: `--settings`, or the agent's own for the scope (staged).
-fn target(req: &Request) -> Result<PathBuf, String> {
+fn target(req: &Request) -> Result<PathBuf, InstallError> {
     let usual = settings_file(&req.agent, req.scope)?;
     Ok(match &req.settings {
         Some(path) => path.clone(),
@@ -184,42 +183,40 @@ fn target(req: &Request) -> Result<PathBuf, String> {
 }
 
 /// An absolute form of a path the user gave, so that the hook finds it from any directory.
-fn absolute(path: &Path) -> Result<PathBuf, String> {
+fn absolute(path: &Path) -> Result<PathBuf, InstallError> {
     if let Ok(path) = std::fs::canonicalize(path) {
         return Ok(path);
     }
     // A record not made yet: its directory must exist or be made by the guard later.
-    std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))
+    std::path::absolute(path).map_err(InstallError::file(path))
 }
 
 fn option(name: &str, path: &Path) -> String {
     format!(" --{name} {}", shell_words::quote(&path.to_string_lossy()))
 }
 
-fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<String>, String> {
+fn install_inner(paths: &crate::config::Paths, req: &Request) -> Result<Vec<String>, InstallError> {
     let settings = target(req)?;
     let mut said = Vec::new();
     let bin = match &req.bin {
-        Some(bin) => std::fs::canonicalize(bin)
-            .map_err(|e| format!("{}: cannot use as the binary: {e}", bin.display()))?,
+        Some(bin) => std::fs::canonicalize(bin).map_err(|cause| InstallError::Binary {
+            path: bin.clone(),
+            cause,
+        })?,
         None => std::env::current_exe()
             .and_then(std::fs::canonicalize)
-            .map_err(|e| format!("cannot find this executable: {e}"))?,
+            .map_err(InstallError::NoExecutable)?,
     };
     let mut options = String::new();
     let root = req.root.as_deref();
     if req.scope == Scope::Managed {
         if root.is_none() && crate::perm::current_uid() != Some(0) {
-            return Err(format!(
-                "the managed scope writes root-owned system files: run it as root (sudo mesh-guard install {} --scope managed)",
-                req.agent
-            ));
+            return Err(InstallError::NotRoot {
+                agent: req.agent.clone(),
+            });
         }
         if let Some(why) = crate::perm::writable_by_non_root(&bin).filter(|_| root.is_none()) {
-            return Err(format!(
-                "{} cannot be the hardened hook's binary: {why}; install it root-owned (e.g. sudo install -o root -m 0755 mesh-guard /usr/local/bin/) and pass --bin",
-                bin.display()
-            ));
+            return Err(InstallError::BinaryNotHardened { path: bin, why });
         }
         let system = req
             .system_dir
@@ -311,7 +308,7 @@ fn policy(doc: &mut serde_json::Map<String, Value>, req: &Request) -> Vec<String
     said
 }
 
-fn uninstall_inner(req: &Request) -> Result<Vec<String>, String> {
+fn uninstall_inner(req: &Request) -> Result<Vec<String>, InstallError> {
     let settings = target(req)?;
     if !settings.exists() {
         return Ok(vec![format!(

@@ -2,7 +2,7 @@
 //! with a backup. Every agent's is JSON but Codex's `requirements.toml`, whose `[hooks]`
 //! tables have the shape of its `hooks.json`: it is read into the same JSON values.
 
-use super::{Scope, entries, set_mode};
+use super::{InstallError, Scope, entries, set_mode};
 use serde_json::{Map, Value, json};
 use std::path::Path;
 
@@ -22,36 +22,33 @@ impl Format {
     }
 }
 
-pub fn read_settings(path: &Path, format: Format) -> Result<Map<String, Value>, String> {
+pub fn read_settings(path: &Path, format: Format) -> Result<Map<String, Value>, InstallError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(e) => return Err(InstallError::file(path)(e)),
     };
     if text.trim().is_empty() {
         return Ok(Map::new());
     }
     if format == Format::Toml {
-        let table = toml::from_str::<toml::Table>(&text)
-            .map_err(|e| format!("{}: not valid TOML ({e}); left unchanged", path.display()))?;
+        let table =
+            toml::from_str::<toml::Table>(&text).map_err(|cause| InstallError::NotToml {
+                path: path.to_path_buf(),
+                cause,
+            })?;
         return match serde_json::to_value(table) {
             Ok(Value::Object(map)) => Ok(map),
-            _ => Err(format!(
-                "{}: not a TOML table; left unchanged",
-                path.display()
-            )),
+            _ => Err(InstallError::NotTomlTable(path.to_path_buf())),
         };
     }
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(format!(
-            "{}: not a JSON object; left unchanged",
-            path.display()
-        )),
-        Err(e) => Err(format!(
-            "{}: not valid JSON ({e}); left unchanged",
-            path.display()
-        )),
+        Ok(_) => Err(InstallError::NotJsonObject(path.to_path_buf())),
+        Err(cause) => Err(InstallError::NotJson {
+            path: path.to_path_buf(),
+            cause,
+        }),
     }
 }
 
@@ -145,7 +142,7 @@ pub(crate) fn write_settings(
     doc: &Value,
     scope: Scope,
     format: Format,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, InstallError> {
     let text = match format {
         Format::Json => format!(
             "{}\n",
@@ -153,9 +150,10 @@ pub(crate) fn write_settings(
         ),
         // Read from TOML and given only strings, numbers, booleans, arrays and tables. Keys
         // sorted, so that a second install writes the same bytes as the first.
-        Format::Toml => {
-            toml::to_string(&sorted(doc)).map_err(|e| format!("{}: {e}", path.display()))?
-        }
+        Format::Toml => toml::to_string(&sorted(doc)).map_err(|cause| InstallError::TomlWrite {
+            path: path.to_path_buf(),
+            cause,
+        })?,
     };
     let old = std::fs::read(path).ok();
     if old.as_deref() == Some(text.as_bytes()) {
@@ -164,14 +162,14 @@ pub(crate) fn write_settings(
     let mut said = Vec::new();
     if let Some(old) = &old {
         let backup = backup_path(path);
-        std::fs::write(&backup, old).map_err(|e| format!("{}: {e}", backup.display()))?;
+        std::fs::write(&backup, old).map_err(InstallError::file(&backup))?;
         said.push(format!("backup: {}", backup.display()));
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if scope == Scope::Managed && !dir.exists() {
             super::create_root_dir(dir)?;
         } else {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(InstallError::file(dir))?;
         }
     }
     let mut temp = path.as_os_str().to_owned();
@@ -179,7 +177,7 @@ pub(crate) fn write_settings(
     let temp = std::path::PathBuf::from(temp);
     std::fs::write(&temp, &text)
         .and_then(|()| std::fs::rename(&temp, path))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(InstallError::file(path))?;
     if scope == Scope::Managed {
         set_mode(path, 0o644)?;
     }

@@ -1,6 +1,7 @@
 //! The hardened install's root-owned system files: the catalog, rules, compiled index and
 //! `allowed_signers` copied where the agent's user cannot write.
 
+use super::InstallError;
 use std::path::{Path, PathBuf};
 
 /// Copies the catalog and the rules in force into `system` (root-owned, read-only to
@@ -9,16 +10,9 @@ pub(crate) fn install_system_files(
     paths: &crate::config::Paths,
     system: &Path,
     said: &mut Vec<String>,
-) -> Result<(PathBuf, PathBuf), String> {
-    crate::catalog::load(&paths.catalog).map_err(|errors| {
-        let list: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-        format!(
-            "the catalog is invalid, nothing installed:\n{}",
-            list.join("\n")
-        )
-    })?;
-    crate::rules::Rules::load(paths.rules.as_deref())
-        .map_err(|e| format!("the rules are invalid, nothing installed: {e}"))?;
+) -> Result<(PathBuf, PathBuf), InstallError> {
+    crate::catalog::load(&paths.catalog).map_err(InstallError::InvalidCatalog)?;
+    crate::rules::Rules::load(paths.rules.as_deref()).map_err(InstallError::InvalidRules)?;
     create_root_dir(system)?;
     let catalog = if paths.catalog.is_dir() {
         let target = system.join("catalog");
@@ -38,13 +32,7 @@ pub(crate) fn install_system_files(
         }
     }
     let index = crate::catalog::compiled_index_for(&catalog);
-    crate::catalog::compile(&catalog, &index).map_err(|errors| {
-        errors
-            .iter()
-            .map(|e| e.to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    })?;
+    crate::catalog::compile(&catalog, &index).map_err(InstallError::Uncompiled)?;
     set_mode(&index, 0o644)?;
     // Who may sign an override grant lives beside the catalog, kept as it is (decision 0058).
     let signers = crate::grant::allowed_signers_for(&catalog);
@@ -64,17 +52,17 @@ pub(crate) fn install_system_files(
     Ok((catalog, rules))
 }
 
-pub(crate) fn create_root_dir(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub(crate) fn create_root_dir(dir: &Path) -> Result<(), InstallError> {
+    std::fs::create_dir_all(dir).map_err(InstallError::file(dir))?;
     set_mode(dir, 0o755)
 }
 
-pub(crate) fn set_mode(path: &Path, mode: u32) -> Result<(), String> {
+pub(crate) fn set_mode(path: &Path, mode: u32) -> Result<(), InstallError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| format!("{}: {e}", path.display()))
+            .map_err(InstallError::file(path))
     }
     #[cfg(not(unix))]
     {
@@ -83,22 +71,22 @@ pub(crate) fn set_mode(path: &Path, mode: u32) -> Result<(), String> {
     }
 }
 
-pub(crate) fn copy_root_file(from: &Path, to: &Path) -> Result<(), String> {
-    let bytes = std::fs::read(from).map_err(|e| format!("{}: {e}", from.display()))?;
+pub(crate) fn copy_root_file(from: &Path, to: &Path) -> Result<(), InstallError> {
+    let bytes = std::fs::read(from).map_err(InstallError::file(from))?;
     let temp = to.with_extension("mesh-guard-tmp");
     std::fs::write(&temp, bytes)
         .and_then(|()| std::fs::rename(&temp, to))
-        .map_err(|e| format!("{}: {e}", to.display()))?;
+        .map_err(InstallError::file(to))?;
     set_mode(to, 0o644)
 }
 
 /// Replaces the directory `to` with a copy of the `*.toml` files under `from`.
-pub(crate) fn replace_tree(from: &Path, to: &Path) -> Result<(), String> {
+pub(crate) fn replace_tree(from: &Path, to: &Path) -> Result<(), InstallError> {
     if to.exists() {
-        std::fs::remove_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
+        std::fs::remove_dir_all(to).map_err(InstallError::file(to))?;
     }
     create_root_dir(to)?;
-    let entries = std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    let entries = std::fs::read_dir(from).map_err(InstallError::file(from))?;
     for entry in entries.flatten() {
         let path = entry.path();
         let target = to.join(entry.file_name());

@@ -100,16 +100,42 @@ impl Anchor {
 
     /// The anchor at `path`: `Ok(None)` when there is none, `Err` when it cannot be read or
     /// does not parse (which verification reports, rather than trusting).
-    pub fn read(path: &Path) -> Result<Option<Anchor>, String> {
+    pub fn read(path: &Path) -> Result<Option<Anchor>, AnchorError> {
         match std::fs::read_to_string(path) {
             Ok(text) => Anchor::parse(&text)
                 .map(Some)
-                .ok_or_else(|| format!("{} is not a mesh-guard anchor", path.display())),
+                .ok_or_else(|| AnchorError::NotAnAnchor(path.to_path_buf())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("{}: {e}", path.display())),
+            Err(e) => Err(AnchorError::Unreadable {
+                path: path.to_path_buf(),
+                cause: e.to_string(),
+            }),
         }
     }
 }
+
+/// Why an anchor file says nothing. The OS's words are kept as text, so that an
+/// [`super::AnchorCheck`] that carries this stays comparable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnchorError {
+    /// The file is there and is not an anchor line.
+    NotAnAnchor(PathBuf),
+    /// The file is there and cannot be read.
+    Unreadable { path: PathBuf, cause: String },
+}
+
+impl std::fmt::Display for AnchorError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AnchorError::NotAnAnchor(path) => {
+                write!(f, "{} is not a mesh-guard anchor", path.display())
+            }
+            AnchorError::Unreadable { path, cause } => write!(f, "{}: {cause}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for AnchorError {}
 
 #[cfg(test)]
 mod tests {

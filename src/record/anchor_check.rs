@@ -11,7 +11,8 @@ pub enum AnchorCheck {
     Holds(anchor::Anchor),
     /// No anchor file: a record written before anchors, or one whose anchor was deleted.
     Missing,
-    Unreadable(String),
+    /// The anchor file is there and says nothing.
+    Unreadable(anchor::AnchorError),
     /// The anchored row is gone: the newest rows were deleted.
     RowGone(anchor::Anchor),
     /// The anchored row holds another hash: the chain was rewritten.

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 mod spill;
-pub use spill::{MAX_LINE, Spilled};
+pub use spill::{MAX_LINE, SpillError, Spilled};
 
 /// One forwarded event, as far as the comparison needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -66,9 +66,10 @@ impl Store {
     /// Opens the record at `path` for writing, creating it and its parent directories, and
     /// migrating it to the latest schema.
     pub fn open(path: &Path) -> Result<Store, RecordError> {
-        modes::prepare(path).map_err(|cause| RecordError::Unavailable {
+        // The record's errors carry their cause as text (SQLite's words, mostly).
+        modes::prepare(path).map_err(|e| RecordError::Unavailable {
             path: path.to_path_buf(),
-            cause,
+            cause: e.to_string(),
         })?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE

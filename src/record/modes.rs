@@ -28,7 +28,7 @@ fn dir_of(db: &Path) -> Option<&Path> {
 /// shared-memory files, which copy the database's mode, start private too; narrows the files of
 /// an existing record that are wider. A directory the operator chose is left as it is (it may be
 /// shared): [`mode_findings`] reports it.
-pub(crate) fn prepare(db: &Path) -> Result<(), String> {
+pub(crate) fn prepare(db: &Path) -> Result<(), PrepareError> {
     // One `stat` of the directory and one of the database serve both the creation and the
     // narrowing (each hook runs this): what is created here is private already.
     if let Some(dir) = dir_of(db) {
@@ -42,7 +42,10 @@ pub(crate) fn prepare(db: &Path) -> Result<(), String> {
                 .recursive(true)
                 .mode(0o700)
                 .create(dir)
-                .map_err(|e| format!("creating {}: {e}", dir.display()))?,
+                .map_err(|cause| PrepareError {
+                    dir: dir.to_path_buf(),
+                    cause,
+                })?,
         }
     }
     for f in files(db) {
@@ -64,6 +67,25 @@ pub(crate) fn prepare(db: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The record's directory could not be made.
+#[derive(Debug)]
+pub(crate) struct PrepareError {
+    dir: std::path::PathBuf,
+    cause: std::io::Error,
+}
+
+impl std::fmt::Display for PrepareError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "creating {}: {}", self.dir.display(), self.cause)
+    }
+}
+
+impl std::error::Error for PrepareError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.cause)
+    }
 }
 
 /// Whether everything in `dir` is the record's or the catalog cache beside it: then the

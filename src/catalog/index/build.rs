@@ -62,7 +62,9 @@ pub(crate) fn build(
             for n in &mesh.get_ref().networks {
                 match n.get_ref().parse::<Cidr>() {
                     Ok(cidr) => b.catalog.ranges.networks.push(cidr),
-                    Err(e) => b.errors.push(source.error(Some(n.span().start), e)),
+                    Err(e) => b
+                        .errors
+                        .push(source.error(Some(n.span().start), e.to_string())),
                 }
             }
         }

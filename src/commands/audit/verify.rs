@@ -150,8 +150,8 @@ struct Logged {
     events: u64,
 }
 
-fn read_log(path: &Path, db: &Path) -> Result<Logged, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+fn read_log(path: &Path, db: &Path) -> Result<Logged, logcheck::SpillError> {
+    let file = std::fs::File::open(path)?;
     let ours = std::path::absolute(db).unwrap_or_else(|_| db.to_path_buf());
     let ours = ours.display().to_string();
     let log = logcheck::Spilled::read(std::io::BufReader::new(file), &ours)?;

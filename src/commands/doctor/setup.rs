@@ -161,20 +161,18 @@ fn json_files_beside(file: &Path) -> Vec<PathBuf> {
 /// The program a hook command runs, found as the agent's shell would find it: a path as it
 /// is, a bare name on `PATH` (doctor's own `PATH` stands in for the agent's). Err says why
 /// none runs.
-pub(crate) fn hook_program(command: &str) -> Result<PathBuf, String> {
+pub(crate) fn hook_program(command: &str) -> Result<PathBuf, NoProgram> {
     let words = shell_words::split(command.split("||").next().unwrap_or(""))
-        .map_err(|_| format!("a hook command cannot be read: {command}"))?;
+        .map_err(|_| NoProgram::Unreadable(command.to_string()))?;
     let Some(first) = words.first() else {
-        return Err("a hook command is empty".into());
+        return Err(NoProgram::Empty);
     };
     let path = PathBuf::from(first);
     if first.contains('/') {
         return if path.is_absolute() {
             Ok(path)
         } else {
-            Err(format!(
-                "a hook runs {first}, a path relative to wherever the agent starts"
-            ))
+            Err(NoProgram::Relative(first.clone()))
         };
     }
     let dirs = crate::io::var_os("PATH").unwrap_or_default();
@@ -182,10 +180,42 @@ pub(crate) fn hook_program(command: &str) -> Result<PathBuf, String> {
         .filter(|d| d.is_absolute())
         .map(|d| d.join(first))
         .find(|p| p.is_file() && is_executable(p))
-        .ok_or_else(|| {
-            format!("a hook runs `{first}`, which is in no directory of PATH (as the agent's shell would look it up)")
-        })
+        .ok_or_else(|| NoProgram::NotOnPath(first.clone()))
 }
+
+/// Why a hook command names no program that runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NoProgram {
+    /// The command does not split into words as a shell would (an open quote).
+    Unreadable(String),
+    /// The command has no words.
+    Empty,
+    /// The program is a relative path.
+    Relative(String),
+    /// The program is a bare name found in no directory of `PATH`.
+    NotOnPath(String),
+}
+
+impl std::fmt::Display for NoProgram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoProgram::Unreadable(command) => {
+                write!(f, "a hook command cannot be read: {command}")
+            }
+            NoProgram::Empty => f.write_str("a hook command is empty"),
+            NoProgram::Relative(first) => write!(
+                f,
+                "a hook runs {first}, a path relative to wherever the agent starts"
+            ),
+            NoProgram::NotOnPath(first) => write!(
+                f,
+                "a hook runs `{first}`, which is in no directory of PATH (as the agent's shell would look it up)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for NoProgram {}
 
 /// The binary the plugin's launcher would run: the first of its fixed places
 /// (`protect::LAUNCHER_PLACES`) whose binary is root's and out of every account's reach,

@@ -14,6 +14,44 @@ use super::{Forwarded, Logged, Unrecorded, read_line};
 /// at most 8 MiB, which journalctl's byte arrays write in at most four bytes each).
 pub const MAX_LINE: u64 = 64 * 1024 * 1024;
 
+/// Why a log could not be spilled: the log could not be read, or the temporary database
+/// would not take it. Each prints its library's own words.
+#[derive(Debug)]
+pub enum SpillError {
+    Read(std::io::Error),
+    Store(rusqlite::Error),
+}
+
+impl From<std::io::Error> for SpillError {
+    fn from(e: std::io::Error) -> SpillError {
+        SpillError::Read(e)
+    }
+}
+
+impl From<rusqlite::Error> for SpillError {
+    fn from(e: rusqlite::Error) -> SpillError {
+        SpillError::Store(e)
+    }
+}
+
+impl std::fmt::Display for SpillError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpillError::Read(e) => write!(f, "{e}"),
+            SpillError::Store(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SpillError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SpillError::Read(e) => Some(e),
+            SpillError::Store(e) => Some(e),
+        }
+    }
+}
+
 /// The events of one log, spilled to disk.
 pub struct Spilled {
     conn: Connection,
@@ -32,7 +70,7 @@ pub struct Spilled {
 impl Spilled {
     /// Reads `input` line by line, keeping every mesh-guard event and marking those of the
     /// record at `ours`.
-    pub fn read(input: impl BufRead, ours: &str) -> Result<Spilled, String> {
+    pub fn read(input: impl BufRead, ours: &str) -> Result<Spilled, SpillError> {
         Spilled::read_lines_up_to(input, ours, MAX_LINE)
     }
 
@@ -40,10 +78,10 @@ impl Spilled {
         mut input: impl BufRead,
         ours: &str,
         max_line: u64,
-    ) -> Result<Spilled, String> {
+    ) -> Result<Spilled, SpillError> {
         // An empty name: SQLite's private temporary database, deleted when closed, whose
         // pages go to a file once its cache is full.
-        let conn = Connection::open("").map_err(|e| e.to_string())?;
+        let conn = Connection::open("")?;
         conn.execute_batch(
             "PRAGMA temp_store = FILE;
              CREATE TABLE logged (id INTEGER NOT NULL, seq INTEGER NOT NULL,
@@ -53,8 +91,7 @@ impl Spilled {
                 kind TEXT NOT NULL, time TEXT NOT NULL, mine INTEGER NOT NULL);
              CREATE TABLE named (lost TEXT PRIMARY KEY) WITHOUT ROWID;
              BEGIN",
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let mut spilled = Spilled {
             conn,
             all: 0,
@@ -68,15 +105,13 @@ impl Spilled {
         loop {
             line.clear();
             number += 1;
-            let n = std::io::Read::take(&mut input, max_line)
-                .read_until(b'\n', &mut line)
-                .map_err(|e| e.to_string())?;
+            let n = std::io::Read::take(&mut input, max_line).read_until(b'\n', &mut line)?;
             if n == 0 {
                 break;
             }
             if line.last() != Some(&b'\n') && n as u64 == max_line {
                 spilled.too_long.push(number);
-                skip_line(&mut input).map_err(|e| e.to_string())?;
+                skip_line(&mut input)?;
                 continue;
             }
             let Some(logged) = read_line(&String::from_utf8_lossy(&line)) else {
@@ -113,12 +148,9 @@ impl Spilled {
                         })
                 }
             };
-            kept.map_err(|e| e.to_string())?;
+            kept?;
         }
-        spilled
-            .conn
-            .execute_batch("COMMIT")
-            .map_err(|e| e.to_string())?;
+        spilled.conn.execute_batch("COMMIT")?;
         Ok(spilled)
     }
 
