@@ -73,12 +73,7 @@ impl Guard<'_> {
         {
             // The script's positional parameters are the words after it.
             let params = &command.words[rest.min(command.words.len())..];
-            let mut env: Vec<(String, String)> = params
-                .iter()
-                .enumerate()
-                .map(|(i, w)| ((i + 1).to_string(), w.clone()))
-                .collect();
-            env.push(("@".into(), params.join(" ")));
+            let env = positional_parameters(params);
             self.payload(&text, command.depth + 1, &env, walk);
             if program == "source" || program == "." {
                 self.note_sourced(&text, walk);
@@ -299,12 +294,7 @@ impl Guard<'_> {
         match body.clone() {
             Value::Known(body) => {
                 let args = &command.words[1..];
-                let mut env: Vec<(String, String)> = args
-                    .iter()
-                    .enumerate()
-                    .map(|(i, w)| ((i + 1).to_string(), w.clone()))
-                    .collect();
-                env.push(("@".into(), args.join(" ")));
+                let env = positional_parameters(args);
                 self.payload(&body, command.depth + 1, &env, walk);
             }
             Value::Unknown => walk.unknown_programs.push(command.words.clone()),
@@ -344,12 +334,7 @@ impl Guard<'_> {
                 self.payload(&source, command.depth + 1, &command.env, walk);
             }
             Definition::Function(body) => {
-                let mut env: Vec<(String, String)> = args
-                    .iter()
-                    .enumerate()
-                    .map(|(i, w)| ((i + 1).to_string(), w.clone()))
-                    .collect();
-                env.push(("@".into(), args.join(" ")));
+                let env = positional_parameters(args);
                 self.payload(&body, command.depth + 1, &env, walk);
             }
             Definition::Unknown => {
@@ -358,4 +343,15 @@ impl Guard<'_> {
             Definition::None => {}
         }
     }
+}
+
+/// The positional parameters a script or function sees: `$1`… from `words`, and `$@`.
+fn positional_parameters(words: &[String]) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| ((i + 1).to_string(), w.clone()))
+        .collect();
+    env.push(("@".into(), words.join(" ")));
+    env
 }
