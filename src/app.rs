@@ -3,10 +3,11 @@
 
 use crate::catalog::{self, Catalog, LazyCatalog};
 use crate::config::Paths;
-use crate::decide::{Decision, Guard, Reached, Refusal, Rule};
+use crate::decide::{Decision, Guard, Reached, Refusal};
 use crate::error::Error;
 use crate::instead::{self, Suggestion};
 use crate::message;
+use crate::rule::Rule;
 use crate::rules::Rules;
 use crate::world::World;
 use std::path::PathBuf;

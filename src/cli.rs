@@ -102,8 +102,8 @@ pub enum Command {
         action: Option<AuditAction>,
         #[arg(long, value_name = "KIND", value_delimiter = ',', help = kind_help())]
         kind: Vec<String>,
-        #[arg(long, value_name = "RULE", value_parser = <crate::decide::Rule as std::str::FromStr>::from_str, help = rule_help())]
-        rule: Option<crate::decide::Rule>,
+        #[arg(long, value_name = "RULE", value_parser = <crate::rule::Rule as std::str::FromStr>::from_str, help = rule_help())]
+        rule: Option<crate::rule::Rule>,
         /// Only events whose target contains this (a machine, container or unit name)
         #[arg(long, value_name = "NAME")]
         target: Option<String>,
@@ -245,7 +245,7 @@ fn kind_help() -> String {
 
 /// `audit --rule`'s help: every rule's id.
 fn rule_help() -> String {
-    let rules = crate::decide::Rule::ALL.map(crate::decide::Rule::id);
+    let rules = crate::rule::Rule::ALL.map(crate::rule::Rule::id);
     format!("Only events of this rule: {}", rules.join(", "))
 }
 

@@ -48,6 +48,7 @@ pub mod perm;
 pub mod pipeline;
 pub mod record;
 pub mod replay;
+pub mod rule;
 pub mod rules;
 pub mod scope;
 pub mod search;

@@ -1,7 +1,8 @@
 //! Scoped overrides (decision 0015): a grant's scope terms narrow the operator's override
 //! to what they name. The terms are inside the signed grant (decision 0058).
 
-use crate::decide::{Refusal, Rule};
+use crate::decide::Refusal;
+use crate::rule::Rule;
 
 /// The rules an override can cover: the ones that are not about the guard itself.
 const COVERABLE: [Rule; 6] = [

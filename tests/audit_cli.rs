@@ -82,7 +82,7 @@ fn a_bad_kind_or_time_is_echoed() {
         "{}",
         out.stderr
     );
-    for rule in mesh_guard::decide::Rule::ALL {
+    for rule in mesh_guard::rule::Rule::ALL {
         let out = audit(&dir, &["--rule", rule.id()]);
         assert_eq!(out.code, 0, "{}: {}", rule.id(), out.stderr);
     }

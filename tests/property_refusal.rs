@@ -78,7 +78,7 @@ fn filled_commands_and_echoes_parse_back_to_the_same_words() {
             panic!("{source:?} must be refused");
         };
         // Refused as unverifiable (a payload the parser rejects): no tool to check.
-        if refusal.rule == mesh_guard::decide::Rule::Unverifiable {
+        if refusal.rule == mesh_guard::rule::Rule::Unverifiable {
             continue;
         }
         let usage = &outcome

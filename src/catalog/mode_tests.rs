@@ -34,7 +34,7 @@ fn enforce_unless_said_and_never_for_the_guards_own_rules() {
 #[test]
 fn the_families_are_the_reportable_rules_and_the_rest_always_enforced() {
     // The catalog names `decide::Rule`'s ids itself (it sits below `decide`): held here.
-    for rule in crate::decide::Rule::ALL {
+    for rule in crate::rule::Rule::ALL {
         let family = Family::from_id(rule.id());
         assert_eq!(
             family.is_none(),
@@ -45,7 +45,7 @@ fn the_families_are_the_reportable_rules_and_the_rest_always_enforced() {
     }
     for family in Family::ALL {
         assert!(
-            crate::decide::Rule::from_id(family.id()).is_some(),
+            crate::rule::Rule::from_id(family.id()).is_some(),
             "{family:?}"
         );
     }

@@ -25,7 +25,7 @@ pub struct GrantArgs {
     pub module: Vec<String>,
     /// Only refusals of this rule: remote-access, remote-daemon, mesh-container, mesh-unit, unverifiable, fail-closed (repeatable)
     #[arg(long, value_name = "ID", value_parser = crate::scope::coverable_rule)]
-    pub rule: Vec<crate::decide::Rule>,
+    pub rule: Vec<crate::rule::Rule>,
     /// How long the grant lasts: 30m, 2h, … at most 24h
     #[arg(long = "for", value_name = "DURATION", default_value = "2h")]
     pub duration: String,

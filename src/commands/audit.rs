@@ -15,7 +15,7 @@ pub(crate) use verify::verify;
 
 pub struct AuditQuery {
     pub kind: Vec<String>,
-    pub rule: Option<crate::decide::Rule>,
+    pub rule: Option<crate::rule::Rule>,
     pub target: Option<String>,
     /// The whole command in the table (also when stdout is not a terminal).
     pub wide: bool,

@@ -3,9 +3,10 @@
 use crate::app::{decide, load_rules, message_for};
 use crate::catalog::LazyCatalog;
 use crate::config::Paths;
-use crate::decide::{Decision, PassReason, Reached, Refusal, Rule};
+use crate::decide::{Decision, PassReason, Reached, Refusal};
 use crate::error::exit;
 use crate::message;
+use crate::rule::Rule;
 use crate::scope::{self, Coverage};
 
 /// The override `check` previews: a grant given on the command line or the one in force

@@ -3,11 +3,11 @@
 use crate::cli::TableFormat;
 use crate::commands::instead_of::instead_of_table;
 use crate::config::Paths;
-use crate::decide::Rule;
 use crate::error::exit;
 use crate::hook::AgentChoice;
 use crate::pipeline::append;
 use crate::record::{Event as Row, Kind};
+use crate::rule::Rule;
 
 /// The SessionStart hook: records a session started with a grant, and gives the agent
 /// the mesh's "instead of" table so it knows the tools before it reaches for ssh.

@@ -4,8 +4,9 @@
 
 use crate::app::{Outcome, decide};
 use crate::config::Paths;
-use crate::decide::{Decision, PassReason, Rule};
+use crate::decide::{Decision, PassReason};
 use crate::error::exit;
+use crate::rule::Rule;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;

@@ -2,10 +2,10 @@
 
 use super::walk::flow;
 use super::{
-    Broken, Candidate, Decision, Guard, MAX_SOURCE_BYTES, PassReason, Refusal, Rule, Walk, Why,
-    target,
+    Broken, Candidate, Decision, Guard, MAX_SOURCE_BYTES, PassReason, Refusal, Walk, Why, target,
 };
 use crate::catalog::{Catalog, MeshObject};
+use crate::rule::Rule;
 use crate::shell::UNKNOWN;
 
 /// A decision and, for a refusal, the targets its walk found: a scoped override counts

@@ -23,6 +23,7 @@ use walk::Walk;
 
 use crate::argv::{self, Arg, base_name};
 use crate::catalog::{LazyCatalog, MeshObject};
+use crate::rule::Rule;
 use crate::rules::{Role, Rules};
 use crate::shell::{self, Command, Stdin, UNKNOWN, is_known};
 use crate::world::World;
@@ -36,72 +37,6 @@ pub const MAX_SOURCE_BYTES: usize = 256 * 1024;
 pub const MAX_PAYLOAD_DEPTH: usize = 8;
 
 pub const OVERRIDE_VAR: &str = "MESH_GUARD_OVERRIDE";
-
-/// Stable rule ids, in hook output, `check --json` and the record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rule {
-    RemoteAccess,
-    RemoteDaemon,
-    MeshContainer,
-    MeshUnit,
-    Override,
-    Unverifiable,
-    SelfProtection,
-    FailClosed,
-}
-
-impl Rule {
-    pub const ALL: [Rule; 8] = [
-        Rule::RemoteAccess,
-        Rule::RemoteDaemon,
-        Rule::MeshContainer,
-        Rule::MeshUnit,
-        Rule::Override,
-        Rule::Unverifiable,
-        Rule::SelfProtection,
-        Rule::FailClosed,
-    ];
-
-    /// The rule whose stable id is `id`.
-    pub fn from_id(id: &str) -> Option<Rule> {
-        Rule::ALL.into_iter().find(|r| r.id() == id)
-    }
-
-    pub fn id(self) -> &'static str {
-        match self {
-            Rule::RemoteAccess => "remote-access",
-            Rule::RemoteDaemon => "remote-daemon",
-            Rule::MeshContainer => "mesh-container",
-            Rule::MeshUnit => "mesh-unit",
-            Rule::Override => "self-override",
-            Rule::Unverifiable => "unverifiable",
-            Rule::SelfProtection => "self-protection",
-            Rule::FailClosed => "fail-closed",
-        }
-    }
-}
-
-/// A rule id no refusal carries.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownRule(pub String);
-
-impl std::fmt::Display for UnknownRule {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let known: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
-        let (id, known) = (&self.0, known.join(", "));
-        write!(f, "no refusal carries the rule `{id}` (one of: {known})")
-    }
-}
-
-impl std::error::Error for UnknownRule {}
-
-impl std::str::FromStr for Rule {
-    type Err = UnknownRule;
-
-    fn from_str(id: &str) -> Result<Rule, UnknownRule> {
-        Rule::from_id(id).ok_or_else(|| UnknownRule(id.to_string()))
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use]

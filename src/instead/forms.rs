@@ -5,7 +5,8 @@
 //! and `journalctl -u x`.
 
 use crate::argv::base_name;
-use crate::decide::{Refusal, Rule};
+use crate::decide::Refusal;
+use crate::rule::Rule;
 
 /// The programs whose carried command runs on another machine.
 const REMOTE_SHELLS: [&str; 5] = ["ssh", "autossh", "mosh", "sshpass", "dbclient"];

@@ -13,7 +13,8 @@ pub use placeholder::Placeholder;
 
 use crate::argv::base_name;
 use crate::catalog::{Catalog, ToolEntry};
-use crate::decide::{Refusal, Rule, target::machine_in};
+use crate::decide::{Refusal, target::machine_in};
+use crate::rule::Rule;
 
 /// One tool to use instead, its usage filled in.
 #[derive(Debug, Clone, PartialEq, Eq)]

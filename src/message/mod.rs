@@ -1,7 +1,8 @@
 //! A refusal → the text an agent receives: the action first, then the facts from the
 //! command, then that nothing else is disabled. Under 1,000 characters, no host paths.
 
-use crate::decide::{OVERRIDE_VAR, Refusal, Rule};
+use crate::decide::{OVERRIDE_VAR, Refusal};
+use crate::rule::Rule;
 pub mod setup;
 pub mod why;
 

@@ -11,10 +11,11 @@ pub use settle::{grant_in_force, verify_grant, verify_grant_on};
 use crate::app::{Outcome, decide, fail_closed, load_rules, message_for};
 use crate::catalog::LazyCatalog;
 use crate::config::Paths;
-use crate::decide::{Broken, Decision, PassReason, Reached, Refusal, Rule, Why};
+use crate::decide::{Broken, Decision, PassReason, Reached, Refusal, Why};
 use crate::error::exit;
 use crate::hook::{self, Action, Agent, AgentChoice, Event};
 use crate::message;
+use crate::rule::Rule;
 use std::path::PathBuf;
 
 /// Past this, stdin is not read further and the event is refused.

@@ -5,10 +5,11 @@
 use super::record::{not_recorded, refusal_row, with_grant};
 use super::{Answer, Answered};
 use crate::config::Paths;
-use crate::decide::{Reached, Refusal, Rule};
+use crate::decide::{Reached, Refusal};
 use crate::grant::{NotHonoured, Verified};
 use crate::instead::Suggestion;
 use crate::record::{Event as Row, Kind};
+use crate::rule::Rule;
 use crate::scope::{self, Coverage};
 
 /// The override grant in this process's environment, verified against `allowed_signers`

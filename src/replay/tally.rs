@@ -4,7 +4,7 @@
 
 use super::transcript::Found;
 use crate::catalog::Mode;
-use crate::decide::Rule;
+use crate::rule::Rule;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 

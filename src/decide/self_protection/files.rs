@@ -1,8 +1,9 @@
 //! Self-protection: the guard's own files are not the agent's to write.
 
 use crate::argv::base_name;
-use crate::decide::{Guard, Refusal, Rule, Walk, Why, option_values};
+use crate::decide::{Guard, Refusal, Walk, Why, option_values};
 use crate::protect::lexical;
+use crate::rule::Rule;
 use crate::shell::{Command, Stdin, UNKNOWN};
 use std::path::{Path, PathBuf};
 

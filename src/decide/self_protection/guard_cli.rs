@@ -2,7 +2,8 @@
 //! its install are the operator's (`rules/self.toml`'s `[[guard_cli]]`).
 
 use crate::argv::base_name;
-use crate::decide::{Guard, Refusal, Rule, Walk, Why};
+use crate::decide::{Guard, Refusal, Walk, Why};
+use crate::rule::Rule;
 use crate::rules::GuardCli;
 use crate::shell::{Command, UNKNOWN, is_known};
 

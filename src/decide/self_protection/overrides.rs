@@ -1,8 +1,9 @@
 //! Case 4: a command may not grant itself the operator's override.
 
 use crate::argv::base_name;
-use crate::decide::{Guard, OVERRIDE_VAR, Refusal, Rule, Why};
+use crate::decide::{Guard, OVERRIDE_VAR, Refusal, Why};
 use crate::protect::{assigns_guard_variable, is_startup_file, names_guard_variable};
+use crate::rule::Rule;
 use crate::shell::{Command, Stdin};
 impl Guard<'_> {
     /// Case 4: a command may not grant itself the operator's override.

@@ -6,7 +6,7 @@
 
 use super::{Resolved, first_mesh, host, resolve};
 use crate::catalog::Catalog;
-use crate::decide::Rule;
+use crate::rule::Rule;
 use crate::rules::Role;
 
 /// At most this many URLs are expanded from one word's globs; past it the names are unknown.

@@ -8,8 +8,8 @@ mod hosts;
 pub(crate) use engine_api::request as engine_request;
 pub(crate) use git::*;
 
-use super::Rule;
 use crate::catalog::{Catalog, MeshObject, is_glob};
+use crate::rule::Rule;
 use crate::rules::Role;
 use crate::shell::UNKNOWN;
 
