@@ -151,6 +151,24 @@ fn modes_validate() {
     assert_eq!(errors_of(text), Vec::<String>::new());
 }
 
+/// `[mode]`'s keys in the schema are the guard's: `default` and the reportable rules, so an
+/// editor accepts exactly what the guard does.
+#[test]
+fn the_schemas_mode_keys_are_the_reportable_rules() {
+    let schema = schema();
+    let mut keys: Vec<&str> = schema["properties"]["mode"]["properties"]
+        .as_object()
+        .expect("[mode] lists its keys")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut expected: Vec<&str> = mesh_guard::rule::Rule::REPORTABLE.map(|r| r.id()).to_vec();
+    expected.push("default");
+    keys.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(keys, expected);
+}
+
 /// Machines named by scheme (issue 13, item 7): the unseen corpus's pattern catalog is
 /// valid for the schema, and a pattern that is not a string is not.
 #[test]

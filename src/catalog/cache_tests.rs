@@ -2,6 +2,7 @@
 //! the cache is damaged, and a damaged cache never turns a refusal into a pass.
 
 use super::*;
+use crate::rule::Rule;
 use std::time::{Duration, SystemTime};
 
 const EXAMPLE: &str = include_str!("../../examples/catalog.toml");
@@ -296,11 +297,11 @@ fn the_cache_keeps_the_modes() {
     let cached = l.get().unwrap();
     assert_eq!(cached.modes(), parsed.modes());
     for (rule, word, mode) in [
-        ("remote-access", "atlas", Mode::Report),
-        ("remote-access", "orion", Mode::Enforce),
-        ("mesh-container", "mesh-gateway", Mode::Enforce),
-        ("mesh-container", "mesh-controller", Mode::Report),
-        ("mesh-unit", "mesh-controller.service", Mode::Enforce),
+        (Rule::RemoteAccess, "atlas", Mode::Report),
+        (Rule::RemoteAccess, "orion", Mode::Enforce),
+        (Rule::MeshContainer, "mesh-gateway", Mode::Enforce),
+        (Rule::MeshContainer, "mesh-controller", Mode::Report),
+        (Rule::MeshUnit, "mesh-controller.service", Mode::Enforce),
     ] {
         let object = parsed.object(word);
         assert!(object.is_some(), "{word}");
@@ -330,7 +331,7 @@ fn the_cache_keeps_the_modes() {
     assert!(from_cache(&l), "the second call reads the cache");
     let cached = l.get().unwrap();
     let atlas = cached.object("atlas");
-    let decided = cached.mode("remote-access", atlas.as_ref());
+    let decided = cached.mode(Rule::RemoteAccess, atlas.as_ref());
     assert_eq!(decided.mode, Mode::Enforce);
     assert_eq!(decided.by.module(), Some("metrics"));
     assert_eq!(check_cache(&catalog, &cache), CacheState::Agrees);

@@ -13,7 +13,7 @@ pub use lazy::*;
 
 pub use cache::file_for as cache_file_for;
 pub use index::{Catalog, HostBy, HostMatch, MeshObject, ModuleEntry, ToolEntry, is_glob};
-pub use mode::{By, Decided, Family, Mode, Modes, REPORTABLE};
+pub use mode::{By, Decided, Mode, Modes};
 pub use net::Cidr;
 
 use serde::Deserialize;

@@ -2,6 +2,7 @@
 //! validated with their file and line, and which mode a refusal is under.
 
 use super::{CatalogError, MeshObject, Source};
+use crate::rule::Rule;
 use std::collections::BTreeMap;
 use toml::Spanned;
 
@@ -31,58 +32,12 @@ impl Mode {
     }
 }
 
-/// The rule families a mode may be set for: the mesh's. The guard's own protection, the
-/// override's rules and a broken setup are always enforced. Their ids are `decide::Rule`'s
-/// (the catalog sits below `decide`, which reads it, so it names them itself; a unit test
-/// holds the two lists together).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Family {
-    RemoteAccess,
-    RemoteDaemon,
-    MeshContainer,
-    MeshUnit,
-    Unverifiable,
-}
-
-impl Family {
-    /// In the order `[mode]`'s error lists them and the cache keeps them.
-    pub const ALL: [Family; 5] = [
-        Family::RemoteAccess,
-        Family::RemoteDaemon,
-        Family::MeshContainer,
-        Family::MeshUnit,
-        Family::Unverifiable,
-    ];
-
-    /// The rule's id, as `decide::Rule::id` spells it.
-    pub fn id(self) -> &'static str {
-        match self {
-            Family::RemoteAccess => "remote-access",
-            Family::RemoteDaemon => "remote-daemon",
-            Family::MeshContainer => "mesh-container",
-            Family::MeshUnit => "mesh-unit",
-            Family::Unverifiable => "unverifiable",
-        }
-    }
-
-    /// The family of the rule `id`, or `None` for a rule always enforced (or no rule).
-    pub fn from_id(id: &str) -> Option<Family> {
-        Family::ALL.into_iter().find(|f| f.id() == id)
-    }
-}
-
-/// The rule families a mode may be set for, in order.
-pub const REPORTABLE: [Family; 5] = Family::ALL;
-
-/// Rules that exist but are never in report mode, for a clear error.
-const ALWAYS_ENFORCED: [&str; 3] = ["self-protection", "self-override", "fail-closed"];
-
-/// The modes a catalog sets: the whole mesh's, each rule family's, each module's.
+/// The modes a catalog sets: the whole mesh's, each rule's, each module's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Modes {
     pub default: Option<Mode>,
-    /// Rule family → mode, in `REPORTABLE` order.
-    pub rules: Vec<(Family, Mode)>,
+    /// Reportable rule → mode, in `Rule::REPORTABLE` order.
+    pub rules: Vec<(Rule, Mode)>,
     /// Module name → mode, in catalog order.
     pub modules: Vec<(String, Mode)>,
     /// The modules with no mode of their own and the machines they run on, kept only when
@@ -92,10 +47,10 @@ pub struct Modes {
 }
 
 impl Modes {
-    pub fn rule(&self, family: Family) -> Option<Mode> {
+    pub fn rule(&self, rule: Rule) -> Option<Mode> {
         self.rules
             .iter()
-            .find(|&&(f, _)| f == family)
+            .find(|&&(r, _)| r == rule)
             .map(|&(_, m)| m)
     }
 
@@ -150,17 +105,17 @@ impl Modes {
 
     /// The mode of a refusal under `rule`, given every module it reaches (a machine reaches
     /// every module that runs on it), and which setting decided it. Each reached module
-    /// is under its own `mode`, else the rule family's, else the whole mesh's; the rule
-    /// family's setting applies too. The refusal is reported only if every one of them
+    /// is under its own `mode`, else the rule's, else the whole mesh's; the rule's setting
+    /// applies too. The refusal is reported only if every one of them
     /// says report: a module in report mode cannot put a neighbour on its machine in report
-    /// mode. Never reported for a rule outside the families (`None`).
-    pub fn of(&self, family: Option<Family>, modules: &[String]) -> Decided {
-        let Some(rule) = family else {
+    /// mode. Never reported for a rule that is not reportable.
+    pub fn of(&self, rule: Rule, modules: &[String]) -> Decided {
+        if !rule.reportable() {
             return Decided {
                 mode: Mode::Enforce,
                 by: By::Always,
             };
-        };
+        }
         let base = match self.rule(rule) {
             Some(mode) => (mode, By::Rule(rule)),
             None => (self.default.unwrap_or(Mode::Enforce), By::Default),
@@ -175,7 +130,7 @@ impl Modes {
             Some(mode) => (mode, true),
             None => (base.0, false),
         };
-        // An enforced setting decides; a module's own first, then the rule family's, then
+        // An enforced setting decides; a module's own first, then the rule's, then
         // a module that has none of its own.
         let own = modules.iter().find(|&n| module(n) == (Mode::Enforce, true));
         let enforced = own
@@ -209,8 +164,7 @@ impl Modes {
 impl super::Catalog {
     /// The mode of a refusal under `rule` that reaches `object`, and which setting decided:
     /// a container or a unit reaches its module; a machine, every module that runs on it.
-    /// `rule` is a `decide::Rule`'s id (`decide` reads the catalog, not the other way).
-    pub fn mode(&self, rule: &str, object: Option<&MeshObject>) -> Decided {
+    pub fn mode(&self, rule: Rule, object: Option<&MeshObject>) -> Decided {
         self.mode_naming(rule, object, &[])
     }
 
@@ -219,14 +173,13 @@ impl super::Catalog {
     /// journalctl -u node-exporter` reaches `node-exporter`'s module, wherever it runs).
     pub fn mode_naming(
         &self,
-        rule: &str,
+        rule: Rule,
         object: Option<&MeshObject>,
         words: &[String],
     ) -> Decided {
         let modes = self.modes();
-        let family = Family::from_id(rule);
         if modes.all_enforced() {
-            return modes.of(family, &[]);
+            return modes.of(rule, &[]);
         }
         let mut modules: Vec<String> = match object {
             Some(MeshObject::Container { module, .. } | MeshObject::Unit { module, .. }) => {
@@ -272,7 +225,7 @@ impl super::Catalog {
                 }
             }
         }
-        modes.of(family, &modules)
+        modes.of(rule, &modules)
     }
 }
 
@@ -290,9 +243,9 @@ pub enum By {
     Always,
     /// The whole mesh's mode (`[mode] default`, else enforce).
     Default,
-    /// The rule family's `[mode]` entry.
-    Rule(Family),
-    /// A reached module: under its own `mode`, or (`own == false`) under the rule family's
+    /// The rule's `[mode]` entry.
+    Rule(Rule),
+    /// A reached module: under its own `mode`, or (`own == false`) under the rule's
     /// or the whole mesh's, having none.
     Module { name: String, own: bool },
     /// Every reached module said report.
@@ -372,7 +325,10 @@ impl Modes {
             let mode = Mode::parse(mode)?;
             match kind {
                 "default" => modes.default = Some(mode),
-                "rule" => modes.rules.push((Family::from_id(name)?, mode)),
+                "rule" => {
+                    let rule = Rule::from_id(name).filter(|r| r.reportable())?;
+                    modes.rules.push((rule, mode));
+                }
                 "module" => modes.modules.push((name.to_string(), mode)),
                 _ => return None,
             }
@@ -409,9 +365,9 @@ pub(super) fn table(
         };
         if key == "default" {
             modes.default = Some(mode);
-        } else if let Some(family) = Family::from_id(key) {
-            modes.rules.push((family, mode));
-        } else if ALWAYS_ENFORCED.contains(&key.as_str()) {
+        } else if let Some(rule) = Rule::from_id(key).filter(|r| r.reportable()) {
+            modes.rules.push((rule, mode));
+        } else if Rule::from_id(key).is_some() {
             errors.push(source.error(
                 at,
                 format!(
@@ -423,12 +379,13 @@ pub(super) fn table(
                 at,
                 format!(
                     "unknown key `{key}` in `[mode]` (the keys here are `default`, {})",
-                    REPORTABLE.map(|r| format!("`{}`", r.id())).join(", ")
+                    Rule::REPORTABLE.map(|r| format!("`{r}`")).join(", ")
                 ),
             ));
         }
     }
-    modes.rules.sort_by_key(|&(family, _)| family);
+    // `Rule`'s order is `REPORTABLE`'s: the cache and `describe` list them so.
+    modes.rules.sort_by_key(|&(rule, _)| rule);
 }
 
 #[cfg(test)]

@@ -2,11 +2,10 @@
 
 use super::*;
 
-fn modes(default: Option<Mode>, rules: &[(&str, Mode)], modules: &[(&str, Mode)]) -> Modes {
-    let family = |id: &str| Family::from_id(id).unwrap();
+fn modes(default: Option<Mode>, rules: &[(Rule, Mode)], modules: &[(&str, Mode)]) -> Modes {
     Modes {
         default,
-        rules: rules.iter().map(|(r, m)| (family(r), *m)).collect(),
+        rules: rules.to_vec(),
         modules: modules.iter().map(|(n, m)| (n.to_string(), *m)).collect(),
         unset: Vec::new(),
     }
@@ -15,39 +14,41 @@ fn modes(default: Option<Mode>, rules: &[(&str, Mode)], modules: &[(&str, Mode)]
 #[test]
 fn enforce_unless_said_and_never_for_the_guards_own_rules() {
     let none = Modes::default();
-    assert_eq!(none.of(Some(Family::RemoteAccess), &[]).mode, Mode::Enforce);
+    assert_eq!(none.of(Rule::RemoteAccess, &[]).mode, Mode::Enforce);
     let all = modes(Some(Mode::Report), &[], &[]);
     assert_eq!(
-        all.of(Some(Family::MeshContainer), &["logs".into()]).mode,
+        all.of(Rule::MeshContainer, &["logs".into()]).mode,
         Mode::Report
     );
-    assert_eq!(all.of(Some(Family::Unverifiable), &[]).mode, Mode::Report);
-    for rule in ALWAYS_ENFORCED {
+    assert_eq!(all.of(Rule::Unverifiable, &[]).mode, Mode::Report);
+    for rule in [Rule::SelfProtection, Rule::Override, Rule::FailClosed] {
+        let decided = all.of(rule, &["logs".into()]);
         assert_eq!(
-            all.of(Family::from_id(rule), &[]).mode,
-            Mode::Enforce,
+            (decided.mode, decided.by),
+            (Mode::Enforce, By::Always),
             "{rule}"
         );
     }
 }
 
 #[test]
-fn the_families_are_the_reportable_rules_and_the_rest_always_enforced() {
-    // The catalog names `decide::Rule`'s ids itself (it sits below `decide`): held here.
-    for rule in crate::rule::Rule::ALL {
-        let family = Family::from_id(rule.id());
-        assert_eq!(
-            family.is_none(),
-            ALWAYS_ENFORCED.contains(&rule.id()),
-            "{}",
-            rule.id()
-        );
-    }
-    for family in Family::ALL {
-        assert!(
-            crate::rule::Rule::from_id(family.id()).is_some(),
-            "{family:?}"
-        );
+fn mode_names_only_the_reportable_rules_and_says_the_rest_are_always_enforced() {
+    let source = Source::new("catalog.toml".into(), "[mode]\nx = \"report\"\n".into());
+    for rule in Rule::ALL {
+        let setting =
+            BTreeMap::from([(rule.id().to_string(), Spanned::new(0..8, "report".into()))]);
+        let (mut set, mut errors) = (Modes::default(), Vec::new());
+        table(&source, &setting, &mut set, &mut errors);
+        if rule.reportable() {
+            assert_eq!(
+                (set.rule(rule), errors.len()),
+                (Some(Mode::Report), 0),
+                "{rule}"
+            );
+        } else {
+            assert!(set.rules.is_empty(), "{rule}");
+            assert!(errors[0].to_string().contains("always enforced"), "{rule}");
+        }
     }
 }
 
@@ -56,32 +57,17 @@ fn a_rules_or_a_modules_setting_wins_over_the_default_and_enforce_wins_a_disagre
     use Mode::*;
     let m = modes(
         Some(Enforce),
-        &[("mesh-container", Report), ("remote-access", Enforce)],
+        &[(Rule::MeshContainer, Report), (Rule::RemoteAccess, Enforce)],
         &[("vault", Enforce), ("legacy", Report)],
     );
+    assert_eq!(m.of(Rule::MeshContainer, &["logs".into()]).mode, Report);
+    assert_eq!(m.of(Rule::MeshContainer, &["vault".into()]).mode, Enforce);
+    assert_eq!(m.of(Rule::MeshUnit, &["legacy".into()]).mode, Report);
+    assert_eq!(m.of(Rule::RemoteAccess, &["legacy".into()]).mode, Enforce);
+    assert_eq!(m.of(Rule::MeshUnit, &["logs".into()]).mode, Enforce);
     assert_eq!(
-        m.of(Some(Family::MeshContainer), &["logs".into()]).mode,
-        Report
-    );
-    assert_eq!(
-        m.of(Some(Family::MeshContainer), &["vault".into()]).mode,
-        Enforce
-    );
-    assert_eq!(
-        m.of(Some(Family::MeshUnit), &["legacy".into()]).mode,
-        Report
-    );
-    assert_eq!(
-        m.of(Some(Family::RemoteAccess), &["legacy".into()]).mode,
-        Enforce
-    );
-    assert_eq!(m.of(Some(Family::MeshUnit), &["logs".into()]).mode, Enforce);
-    assert_eq!(
-        m.of(
-            Some(Family::RemoteDaemon),
-            &["legacy".into(), "vault".into()]
-        )
-        .mode,
+        m.of(Rule::RemoteDaemon, &["legacy".into(), "vault".into()])
+            .mode,
         Enforce
     );
 }
@@ -92,7 +78,7 @@ fn a_machine_is_reported_only_if_every_module_on_it_is() {
     let m = modes(None, &[], &[("controller", Report), ("vault", Enforce)]);
     let on = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
     // metrics has no mode: it is under the whole mesh's, enforce, and decides.
-    let d = m.of(Some(Family::RemoteAccess), &on(&["controller", "metrics"]));
+    let d = m.of(Rule::RemoteAccess, &on(&["controller", "metrics"]));
     assert_eq!(d.mode, Enforce);
     assert_eq!(
         d.by,
@@ -101,23 +87,23 @@ fn a_machine_is_reported_only_if_every_module_on_it_is() {
             own: false
         }
     );
-    let d = m.of(Some(Family::RemoteAccess), &on(&["controller", "vault"]));
+    let d = m.of(Rule::RemoteAccess, &on(&["controller", "vault"]));
     assert_eq!((d.mode, d.by.module()), (Enforce, Some("vault")));
-    let d = m.of(Some(Family::RemoteAccess), &on(&["controller"]));
+    let d = m.of(Rule::RemoteAccess, &on(&["controller"]));
     assert_eq!((d.mode, d.by.module()), (Report, Some("controller")));
     // Under a reported rule family, a module without a mode of its own is reported too.
     let r = modes(
         None,
-        &[("remote-access", Report)],
+        &[(Rule::RemoteAccess, Report)],
         &[("controller", Report)],
     );
     assert_eq!(
-        r.of(Some(Family::RemoteAccess), &on(&["controller", "metrics"]))
+        r.of(Rule::RemoteAccess, &on(&["controller", "metrics"]))
             .mode,
         Report
     );
     assert_eq!(
-        r.of(Some(Family::RemoteDaemon), &on(&["controller", "metrics"]))
+        r.of(Rule::RemoteDaemon, &on(&["controller", "metrics"]))
             .mode,
         Enforce
     );
@@ -128,7 +114,7 @@ fn the_caches_lines_give_the_settings_back() {
     use Mode::*;
     let m = modes(
         Some(Report),
-        &[("mesh-unit", Enforce)],
+        &[(Rule::MeshUnit, Enforce)],
         &[("odd\tname", Report)],
     );
     let mut m = m;
@@ -142,7 +128,7 @@ fn describe_says_every_setting() {
     use Mode::*;
     let m = modes(
         Some(Report),
-        &[("remote-access", Enforce)],
+        &[(Rule::RemoteAccess, Enforce)],
         &[("db", Enforce)],
     );
     assert_eq!(

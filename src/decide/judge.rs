@@ -310,7 +310,7 @@ impl Refusal {
                 .collect(),
             _ => Vec::new(),
         };
-        catalog.mode_naming(self.rule.id(), self.object.as_ref(), &words)
+        catalog.mode_naming(self.rule, self.object.as_ref(), &words)
     }
 }
 
