@@ -51,7 +51,7 @@ fn event(i: u64, total: u64, start_ms: i64) -> Event {
         "ssh {machine} 'journalctl -u mesh-controller --since today | grep -i error | tail -n {}'",
         i % 500
     );
-    e.rule = "remote-access".into();
+    e.rule = mesh_guard::rule::Rule::RemoteAccess.into();
     e.target = machine.into();
     if kind == Kind::Refusal && i.is_multiple_of(5) {
         e.shape = SHAPES[(i / 5 % SHAPES.len() as u64) as usize].into();

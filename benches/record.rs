@@ -18,7 +18,7 @@ fn refusal(i: usize) -> Event {
     e.tool_use_id = format!("toolu_{i}");
     e.cwd = "/home/ops/work".into();
     e.command = "ssh atlas 'journalctl -u mesh-controller --since today'".into();
-    e.rule = "remote-access".into();
+    e.rule = mesh_guard::rule::Rule::RemoteAccess.into();
     e.target = "atlas".into();
     e.tools = vec!["mesh logs controller --machine atlas".into()];
     e

@@ -21,7 +21,7 @@ fn row(id: i64, kind: Kind, command: &str) -> Row {
             user: "ops".into(),
             host: "seat".into(),
             command: command.into(),
-            rule: "remote-access".into(),
+            rule: mesh_guard::rule::Rule::RemoteAccess.into(),
             target: "atlas".into(),
             tools: vec!["mesh exec atlas".into(), "mesh logs, controller".into()],
             shape: "ssh <machine>".into(),

@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use std::path::{Path, PathBuf};
 
-use mesh_guard::record::{Event, Kind, Store};
+use mesh_guard::record::{Event, Kind, RowRule, Store};
 
 const T0: i64 = 1_796_032_800_000; // 2026-11-30T10:00:00Z
 
@@ -23,7 +23,7 @@ fn event(kind: Kind, minute: i64, command: &str) -> Event {
         user: "ops".into(),
         host: "seat-1".into(),
         command: command.into(),
-        rule: "remote-access".into(),
+        rule: mesh_guard::rule::Rule::RemoteAccess.into(),
         target: "atlas".into(),
         tools: vec!["mesh exec atlas".into()],
         shape: String::new(),
@@ -78,7 +78,7 @@ fn record(dir: &Scratch) -> PathBuf {
     }
     rows[7].reason = "incident 4711: \"controller\" down, restart".into();
     rows[7].scope = "machine:atlas".into();
-    rows[8].rule = "a-rule-name-longer-than-twenty-four-characters".into();
+    rows[8].rule = RowRule::Other("a-rule-name-longer-than-twenty-four-characters".into());
     rows[8].target = "東京-gpu".into();
     rows[10].reason = "2 events not recorded: disk full".into();
     rows[11].tools = vec!["mesh exec atlas".into(), "mesh logs, controller".into()];

@@ -19,7 +19,7 @@ fn event(kind: Kind, session: &str, command: &str, time_ms: i64) -> Event {
         user: "ops".into(),
         host: "seat-1".into(),
         command: command.into(),
-        rule: "remote-access".into(),
+        rule: mesh_guard::rule::Rule::RemoteAccess.into(),
         target: "atlas".into(),
         tools: vec!["mesh exec atlas".into(), "mesh logs controller".into()],
         shape: String::new(),

@@ -21,7 +21,7 @@ fn event(command: &str) -> Event {
         user: "ops".into(),
         host: "h".into(),
         command: command.into(),
-        rule: "remote-access".into(),
+        rule: mesh_guard::rule::Rule::RemoteAccess.into(),
         target: "atlas".into(),
         tools: vec![],
         shape: String::new(),

@@ -64,7 +64,7 @@ impl Widths {
             format_time(e.time_ms, false).chars().count(),
             e.kind.as_str().chars().count(),
             e.session_id.chars().take(SESSION_PREFIX).count(),
-            e.rule.chars().count(),
+            e.rule.as_str().chars().count(),
             e.target.chars().count(),
             e.scope.chars().count(),
             e.reason.chars().count(),
@@ -157,7 +157,7 @@ impl Table {
             Some((end, _)) => &session[..end],
             None => &session,
         };
-        let (rule, target) = (clean(&e.rule), clean(&e.target));
+        let (rule, target) = (clean(e.rule.as_str()), clean(&e.target));
         let (scope, reason) = (clean(&e.scope), clean(&e.reason));
         let cells = [
             time.as_str(),

@@ -128,7 +128,7 @@ fn filter(query: &AuditQuery) -> Result<Filter, FilterError> {
     }
     Ok(Filter {
         kinds,
-        rule: query.rule.map(|r| r.id().to_string()),
+        rule: query.rule,
         target: query.target.clone(),
         since_ms,
         until_ms,

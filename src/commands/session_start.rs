@@ -50,7 +50,7 @@ pub fn run(paths: &Paths, choice: AgentChoice) -> i32 {
         }
         Some(Err(not)) => {
             let mut row = start(Kind::OverrideAttempt);
-            row.rule = Rule::Override.id().to_string();
+            row.rule = Rule::Override.into();
             row.reason = format!("override not honoured: {}", not.why);
             row.signer = not.signer;
             row.grant_expires = not.expires;

@@ -58,7 +58,7 @@ pub(crate) fn refusal_row(
     instead: &[Suggestion],
 ) -> Row {
     let mut row = row(kind, event, &shown_command(event));
-    row.rule = refusal.rule.id().to_string();
+    row.rule = refusal.rule.into();
     row.target = refusal.target.clone();
     row.tools = instead.iter().map(|s| s.tool.clone()).collect();
     if instead.is_empty() {

@@ -1,5 +1,6 @@
 //! What one row records: its kind, the event, and where it happened (user, host, time).
 
+use crate::rule::Rule;
 use std::fmt;
 use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -80,6 +81,63 @@ impl FromStr for Kind {
     }
 }
 
+/// A row's `rule`: none (a row no rule decided: a session's start, a gap), one of the guard's
+/// rules, or text no rule of this version spells. The guard writes only the first two; the
+/// third is read back from a row another version (or a hand) wrote, and is shown, hashed and
+/// forwarded exactly as stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum RowRule {
+    #[default]
+    None,
+    Rule(Rule),
+    Other(String),
+}
+
+impl RowRule {
+    /// The column's text: empty, the rule's id, or the text as stored.
+    pub fn as_str(&self) -> &str {
+        match self {
+            RowRule::None => "",
+            RowRule::Rule(rule) => rule.id(),
+            RowRule::Other(text) => text,
+        }
+    }
+
+    /// The column's text, read back: `as_str` gives it again, byte for byte.
+    pub fn stored(text: &str) -> RowRule {
+        let mut rule = RowRule::None;
+        rule.read(text);
+        rule
+    }
+
+    /// `stored`, in the room this one has: a view decoding a million rows into one `Row`
+    /// allocates only for a rule this version does not spell, and then once.
+    pub(crate) fn read(&mut self, text: &str) {
+        if text.is_empty() {
+            *self = RowRule::None;
+        } else if let Some(rule) = Rule::from_id(text) {
+            *self = RowRule::Rule(rule);
+        } else if let RowRule::Other(room) = self {
+            room.clear();
+            room.push_str(text);
+        } else {
+            *self = RowRule::Other(text.to_string());
+        }
+    }
+}
+
+impl From<Rule> for RowRule {
+    fn from(rule: Rule) -> RowRule {
+        RowRule::Rule(rule)
+    }
+}
+
+impl fmt::Display for RowRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One recorded event, as the contract lists its fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
@@ -94,7 +152,7 @@ pub struct Event {
     pub host: String,
     /// The whole command, as the agent proposed it.
     pub command: String,
-    pub rule: String,
+    pub rule: RowRule,
     pub target: String,
     /// The mesh tools the refusal named; empty when one must be created.
     pub tools: Vec<String>,
@@ -129,7 +187,7 @@ impl Event {
                 .unwrap_or_default(),
             host: host_name(),
             command: String::new(),
-            rule: String::new(),
+            rule: RowRule::None,
             target: String::new(),
             tools: Vec::new(),
             shape: String::new(),

@@ -341,7 +341,7 @@ mod tests {
     fn row(command: &str) -> Row {
         let mut event = crate::record::Event::now(crate::record::Kind::Refusal);
         event.command = command.to_string();
-        event.rule = "remote-access".into();
+        event.rule = crate::rule::Rule::RemoteAccess.into();
         Row {
             id: 7,
             hash: "ab".repeat(32),

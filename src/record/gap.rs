@@ -98,7 +98,7 @@ pub(crate) fn note(
             "system_log": match forwarded { Ok(()) => "sent".to_string(), Err(e) => format!("not sent: {e}") },
             "agent": f(&event.agent), "session": f(&event.session_id),
             "tool_use_id": f(&event.tool_use_id), "cwd": f(&event.cwd),
-            "command": f(&event.command), "rule": f(&event.rule), "target": f(&event.target),
+            "command": f(&event.command), "rule": f(event.rule.as_str()), "target": f(&event.target),
             "tools": event.tools.iter().map(|t| f(t)).collect::<Vec<_>>(),
             "shape": f(&event.shape), "scope": f(&event.scope), "reason": f(&event.reason),
         })

@@ -167,7 +167,7 @@ fn selection(filter: &Filter) -> (String, Vec<rusqlite::types::Value>) {
         sql.push_str(&format!(" AND kind IN ({})", any.join(", ")));
     }
     if let Some(rule) = &filter.rule {
-        args.push(rule.clone().into());
+        args.push(rule.id().to_string().into());
         sql.push_str(&format!(" AND rule = ?{}", args.len()));
     }
     if let Some(target) = &filter.target {

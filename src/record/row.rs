@@ -19,8 +19,8 @@ pub struct Row {
 pub struct Filter {
     /// Rows of any of these kinds (none: every kind).
     pub kinds: Vec<Kind>,
-    /// Rows of this rule (`remote-access`).
-    pub rule: Option<String>,
+    /// Rows of this rule.
+    pub rule: Option<crate::rule::Rule>,
     /// Rows whose target contains this (`atlas` finds `atlas` and `atlas/mesh-controller`).
     pub target: Option<String>,
     /// Rows at or after this time (UTC ms).
@@ -159,7 +159,7 @@ impl Row {
                 user: String::new(),
                 host: String::new(),
                 command: String::new(),
-                rule: String::new(),
+                rule: RowRule::None,
                 target: String::new(),
                 tools: Vec::new(),
                 shape: String::new(),
@@ -196,14 +196,15 @@ impl Row {
                 .unwrap_or("")
         };
         self.event.kind = text(2).parse::<Kind>().map_err(|e| bad(e.to_string()))?;
+        self.event.rule.read(text(10));
         fill_tools(text(12), &mut self.event.tools).map_err(|e| bad(format!("tools: {e}")))?;
         Ok(())
     }
 
     fn read_columns(&mut self, r: &rusqlite::Row<'_>) -> rusqlite::Result<()> {
         let e = &mut self.event;
-        // The kind and the tools (`None`) are only checked to be text here, in the columns'
-        // order, and decoded from SQLite's row once every column is read.
+        // The kind, the rule and the tools (`None`) are only checked to be text here, in the
+        // columns' order, and decoded from SQLite's row once every column is read.
         let texts: [Option<&mut String>; 13] = [
             None,
             Some(&mut e.agent),
@@ -213,7 +214,7 @@ impl Row {
             Some(&mut e.user),
             Some(&mut e.host),
             Some(&mut e.command),
-            Some(&mut e.rule),
+            None,
             Some(&mut e.target),
             None,
             Some(&mut e.shape),

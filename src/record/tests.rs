@@ -38,7 +38,7 @@ pub(super) fn sample(kind: Kind, command: &str) -> Event {
         user: "ops".into(),
         host: "seat".into(),
         command: command.into(),
-        rule: "remote-access".into(),
+        rule: crate::rule::Rule::RemoteAccess.into(),
         target: "atlas".into(),
         tools: vec!["mesh exec".into()],
         shape: String::new(),
@@ -81,7 +81,7 @@ pub(super) fn write_schema_1(path: &Path, events: &[Event]) {
                 e.user,
                 e.host,
                 e.command,
-                e.rule,
+                e.rule.as_str(),
                 e.target,
                 serde_json::to_string(&e.tools).unwrap(),
                 e.reason,
@@ -110,6 +110,34 @@ fn the_shipped_schema_1_is_the_released_one() {
         .split_whitespace()
         .collect();
     assert_eq!(shipped, released);
+}
+
+/// A row another version wrote keeps its rule's text, even one this version does not spell:
+/// shown and hashed as stored (the chain verifies), never dropped or renamed.
+#[test]
+fn a_rule_this_version_does_not_spell_reads_back_as_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.db");
+    let mut foreign = sample(Kind::Refusal, "ssh atlas uptime");
+    foreign.rule = RowRule::Other("retired-rule".into());
+    let mut none = sample(Kind::SessionStart, "");
+    none.rule = RowRule::None;
+    let known = sample(Kind::Refusal, "ssh orion uptime");
+    write_schema_1(&path, &[foreign.clone(), none.clone(), known.clone()]);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 3 });
+    let rows: Vec<Event> = store
+        .query(&Filter::default())
+        .unwrap()
+        .into_iter()
+        .map(|r| r.event)
+        .collect();
+    assert_eq!(rows, [known, none, foreign]);
+    let mut rule = RowRule::stored("retired-rule");
+    rule.read("remote-access");
+    assert_eq!(rule, RowRule::Rule(crate::rule::Rule::RemoteAccess));
+    rule.read(" remote-access");
+    assert_eq!(rule.as_str(), " remote-access");
 }
 
 #[test]
@@ -256,7 +284,7 @@ fn insert_format_3(tx: &rusqlite::Transaction<'_>, id: i64, e: &Event, prev: &[u
             e.user,
             e.host,
             e.command,
-            e.rule,
+            e.rule.as_str(),
             e.target,
             serde_json::to_string(&e.tools).unwrap(),
             e.shape,

@@ -27,7 +27,7 @@ pub(crate) fn fields<'a>(
     vec![
         ("ID", row.id.to_string()),
         ("KIND", e.kind.as_str().to_string()),
-        ("RULE", e.rule.clone()),
+        ("RULE", e.rule.to_string()),
         ("TARGET", e.target.clone()),
         ("SESSION", e.session_id.clone()),
         ("HASH", row.hash.clone()),
@@ -63,7 +63,7 @@ pub(crate) fn unrecorded_fields(
         ("LOST", lost.to_string()),
         ("KIND", e.kind.as_str().to_string()),
         ("TIME", crate::time::format_time(e.time_ms, true)),
-        ("RULE", e.rule.clone()),
+        ("RULE", e.rule.to_string()),
         ("TARGET", e.target.clone()),
         ("SESSION", e.session_id.clone()),
         ("TOOL_USE_ID", e.tool_use_id.clone()),
@@ -82,8 +82,8 @@ pub(crate) fn unrecorded_fields(
 /// The message of an unrecorded event: no `id=`, so no reader of the log takes it for a row.
 pub(crate) fn unrecorded_summary(e: &crate::record::Event, lost: &str) -> String {
     let mut s = format!("mesh-guard {} not-recorded lost={lost}", e.kind);
-    if !e.rule.is_empty() {
-        s.push_str(&format!(" rule={}", header_word(&e.rule)));
+    if !e.rule.as_str().is_empty() {
+        s.push_str(&format!(" rule={}", header_word(e.rule.as_str())));
     }
     if !e.target.is_empty() {
         s.push_str(&format!(" target={}", header_word(&e.target)));
@@ -100,8 +100,8 @@ pub(crate) fn summary(row: &Row, prev_hash: &str) -> String {
         "mesh-guard {} id={} hash={} prev_hash={prev_hash}",
         e.kind, row.id, row.hash
     );
-    if !e.rule.is_empty() {
-        s.push_str(&format!(" rule={}", header_word(&e.rule)));
+    if !e.rule.as_str().is_empty() {
+        s.push_str(&format!(" rule={}", header_word(e.rule.as_str())));
     }
     if !e.target.is_empty() {
         s.push_str(&format!(" target={}", header_word(&e.target)));
