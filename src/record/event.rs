@@ -81,10 +81,10 @@ impl FromStr for Kind {
     }
 }
 
-/// A row's `rule`: none (a row no rule decided: a session's start, a gap), one of the guard's
-/// rules, or text no rule of this version spells. The guard writes only the first two; the
-/// third is read back from a row another version (or a hand) wrote, and is shown, hashed and
-/// forwarded exactly as stored.
+/// A row's `rule`: none (a row no rule decided: a session's start, a gap, a checkpoint), one
+/// of the guard's rules, or text no rule of this version spells. The guard writes only the
+/// first two; the third is read back from a row another version (or a hand) wrote, and is
+/// shown, hashed and forwarded exactly as stored.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum RowRule {
     #[default]
