@@ -2,13 +2,13 @@
 //! shapes that still need a mesh tool. Pure functions over one row at a time (or a slice, for
 //! callers that hold them), so a view can print a record of any size as it reads it.
 
-use serde::Serialize;
-
 use crate::record::Row;
 
 pub use crate::time::{format_time, parse_time};
 
+mod json;
 mod table;
+pub use json::{JsonArray, JsonLines, JsonRow, render_json, render_jsonl_line, to_string_pretty};
 pub(crate) use table::clean;
 pub use table::{NO_EVENTS, Table, Widths, render_table};
 
@@ -26,197 +26,6 @@ pub fn width_from(columns: Option<&str>) -> usize {
         .and_then(|c| c.trim().parse::<usize>().ok())
         .filter(|&w| w > 0)
         .unwrap_or(DEFAULT_WIDTH)
-}
-
-/// One row as the JSON views write it: every field in full, in this order.
-#[derive(Serialize)]
-pub struct JsonRow<'a> {
-    id: i64,
-    time: Time,
-    time_ms: i64,
-    kind: &'a str,
-    agent: &'a str,
-    session_id: &'a str,
-    tool_use_id: &'a str,
-    cwd: &'a str,
-    user: &'a str,
-    host: &'a str,
-    command: &'a str,
-    rule: &'a str,
-    target: &'a str,
-    tools: &'a [String],
-    shape: &'a str,
-    reason: &'a str,
-    scope: &'a str,
-    signer: &'a str,
-    grant_expires: &'a str,
-    hash: &'a str,
-}
-
-impl<'a> JsonRow<'a> {
-    pub fn of(r: &'a Row) -> Self {
-        let e = &r.event;
-        JsonRow {
-            id: r.id,
-            time: Time(crate::time::TimeText::of(e.time_ms, true)),
-            time_ms: e.time_ms,
-            kind: e.kind.as_str(),
-            agent: &e.agent,
-            session_id: &e.session_id,
-            tool_use_id: &e.tool_use_id,
-            cwd: &e.cwd,
-            user: &e.user,
-            host: &e.host,
-            command: &e.command,
-            rule: e.rule.as_str(),
-            target: &e.target,
-            tools: &e.tools,
-            shape: &e.shape,
-            reason: &e.reason,
-            scope: &e.scope,
-            signer: &e.signer,
-            grant_expires: &e.grant_expires,
-            hash: &r.hash,
-        }
-    }
-}
-
-/// A time as the JSON views write it: a string.
-struct Time(crate::time::TimeText);
-
-impl Serialize for Time {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.0.as_str())
-    }
-}
-
-/// One row as one line of JSON (`audit export --format jsonl`).
-pub fn render_jsonl_line(r: &Row) -> String {
-    let mut line = String::new();
-    JsonLines::default().line(r, &mut line);
-    line
-}
-
-/// Rows as lines of JSON, each appended to the caller's text; the room a line is serialized
-/// in is kept from row to row.
-#[derive(Default)]
-pub struct JsonLines {
-    scratch: Vec<u8>,
-}
-
-impl JsonLines {
-    /// Appends one row's line to `out`.
-    pub fn line(&mut self, r: &Row, out: &mut String) {
-        self.scratch.clear();
-        if serde_json::to_writer(&mut self.scratch, &JsonRow::of(r)).is_err() {
-            self.scratch.clear();
-        }
-        push_json_escaped(&self.scratch, out);
-        out.push('\n');
-    }
-}
-
-/// Appends what `serde_json` wrote to `out`, escaped as [`json_escaped`] escapes it.
-fn push_json_escaped(json: &[u8], out: &mut String) {
-    // serde_json writes UTF-8; what `json_escaped` changes is all at or above DEL.
-    let text = std::str::from_utf8(json).unwrap_or("");
-    if json.iter().all(|&b| b < 0x7f) {
-        out.push_str(text);
-    } else {
-        out.push_str(&json_escaped(text.to_string()));
-    }
-}
-
-/// Recorded rows as a JSON array of objects, every field in full.
-pub fn render_json(rows: &[Row]) -> String {
-    let mut array = JsonArray::pretty();
-    let mut out: String = rows
-        .iter()
-        .map(|r| array.element(&JsonRow::of(r)))
-        .collect();
-    out.push_str(&array.end());
-    out
-}
-
-/// A JSON array written element by element, exactly as `serde_json` writes it whole: pretty
-/// (`audit --format json`, ending in a newline) or compact (`audit missing --format json`).
-pub struct JsonArray {
-    pretty: bool,
-    started: bool,
-    /// The room an element is serialized in, kept from element to element.
-    scratch: Vec<u8>,
-    /// The element escaped, likewise.
-    escaped: String,
-}
-
-impl JsonArray {
-    pub fn pretty() -> Self {
-        JsonArray {
-            pretty: true,
-            started: false,
-            scratch: Vec::new(),
-            escaped: String::new(),
-        }
-    }
-
-    pub fn compact() -> Self {
-        JsonArray {
-            pretty: false,
-            ..JsonArray::pretty()
-        }
-    }
-
-    /// The text of the next element, with what comes before it.
-    pub fn element(&mut self, v: &impl Serialize) -> String {
-        let mut out = String::new();
-        self.element_into(v, &mut out);
-        out
-    }
-
-    /// [`JsonArray::element`] appended to `out`.
-    pub fn element_into(&mut self, v: &impl Serialize, out: &mut String) {
-        let lead = match (self.started, self.pretty) {
-            (false, true) => "[\n  ",
-            (true, true) => ",\n  ",
-            (false, false) => "[",
-            (true, false) => ",",
-        };
-        self.started = true;
-        self.scratch.clear();
-        let written = if self.pretty {
-            serde_json::to_writer_pretty(&mut self.scratch, v)
-        } else {
-            serde_json::to_writer(&mut self.scratch, v)
-        };
-        if written.is_err() {
-            self.scratch.clear();
-            self.scratch.extend_from_slice(b"null");
-        }
-        self.escaped.clear();
-        push_json_escaped(&self.scratch, &mut self.escaped);
-        out.push_str(lead);
-        if !self.pretty {
-            out.push_str(&self.escaped);
-            return;
-        }
-        // A pretty element is indented one level; JSON strings hold no raw newline.
-        for (i, line) in self.escaped.split('\n').enumerate() {
-            if i > 0 {
-                out.push_str("\n  ");
-            }
-            out.push_str(line);
-        }
-    }
-
-    /// The array's end, and the newline that follows it.
-    pub fn end(self) -> String {
-        match (self.started, self.pretty) {
-            (false, _) => "[]\n",
-            (true, true) => "\n]\n",
-            (true, false) => "]\n",
-        }
-        .to_string()
-    }
 }
 
 const CSV_HEADER: [&str; 20] = [
@@ -407,25 +216,6 @@ pub(crate) fn visible(s: &str) -> std::borrow::Cow<'_, str> {
 /// The characters that reorder what a terminal shows (U+202A–U+202E, U+2066–U+2069).
 pub(crate) fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
-/// JSON as `serde_json` writes it, with what it leaves raw in strings escaped too: DEL, the
-/// C1 controls and the bidirectional overrides become `\uXXXX`, read back as the same text.
-/// Outside strings JSON is ASCII, so every such character is inside one.
-pub(crate) fn json_escaped(text: String) -> String {
-    let raw = |c: char| c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) || is_bidi_control(c);
-    if !text.chars().any(raw) {
-        return text;
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if raw(c) {
-            out.push_str(&format!("\\u{:04x}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// `audit missing --format csv`: the shapes and their counts, RFC 4180.

@@ -149,8 +149,7 @@ pub fn render_json(t: &Tally) -> String {
         "damaged": t.damaged.iter().map(|(f, n)| json!({"file": f, "lines": n})).collect::<Vec<_>>(),
         "empty": t.empty.iter().map(|(d, looked)| json!({"directory": d, "looked_for": looked})).collect::<Vec<_>>(),
     });
-    let mut out =
-        crate::audit::json_escaped(serde_json::to_string_pretty(&object).unwrap_or_default());
+    let mut out = crate::audit::to_string_pretty(&object);
     out.push('\n');
     out
 }
