@@ -215,12 +215,12 @@ impl<F: Formatter> Formatter for Escaping<F> {
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             if c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) || super::is_bidi_control(c) {
-                w.write_all(fragment[start..i].as_bytes())?;
+                w.write_all(&fragment.as_bytes()[start..i])?;
                 write!(w, "\\u{:04x}", c as u32)?;
                 start = i + c.len_utf8();
             }
         }
-        w.write_all(fragment[start..].as_bytes())
+        w.write_all(&fragment.as_bytes()[start..])
     }
 
     // The layout is the inner formatter's.
@@ -301,7 +301,9 @@ mod tests {
         let v = json!({ "command": text });
         for written in [to_string_pretty(&v), JsonArray::compact().element(&v)] {
             let json = written.trim_start_matches('[');
-            for escaped in ["\\u007f", "\\u0085", "\\u009f", "\\u202e", "\\u2066", "\\u001b"] {
+            for escaped in [
+                "\\u007f", "\\u0085", "\\u009f", "\\u202e", "\\u2066", "\\u001b",
+            ] {
                 assert!(json.contains(escaped), "{escaped} in {json}");
             }
             assert!(json.contains("é") && json.contains("ü") && json.contains('\u{a0}'));
