@@ -252,13 +252,17 @@ fn after_and_limit_in_the_table_and_csv() {
 }
 
 #[test]
-fn a_nul_in_a_field_lays_the_table_out_as_measuring_each_row_does() {
+fn a_nul_or_a_wide_character_lays_the_table_out_as_measuring_each_row_does() {
     let dir = Scratch::new("audit-nul");
     let db = record(&dir);
     let mut store = Store::open(&db).unwrap();
     let mut e = event(Kind::Refusal, 12, "ssh atlas");
     // SQLite's `length` stops at the NUL; the table counts every character.
     e.target = "atlas\0 and a longer tail".into();
+    store.append(&e).unwrap();
+    // Characters, not bytes: a reason of 14 characters in 20 bytes.
+    let mut e = event(Kind::Refusal, 13, "ssh vega");
+    e.reason = "réäsön ünïcödé".into();
     store.append(&e).unwrap();
     let rows = store.query(&mesh_guard::record::Filter::default()).unwrap();
     let want = mesh_guard::audit::render_table(&rows, usize::MAX);

@@ -160,27 +160,17 @@ fn list(
                 } else {
                     crate::audit::terminal_width()
                 };
-                // Two passes over one snapshot: the columns' widths (measured by SQLite, or
-                // row by row when it cannot count a text), then the lines.
+                // Two passes over one snapshot: the columns' widths, then the lines.
                 let shown = Filter {
                     limit: query.limit.map(|l| l as u64),
                     ..filter.clone()
                 };
-                let widths = match store.extent(&shown)? {
-                    Some(extent) if extent.rows == 0 => {
-                        let _ = out.push(crate::audit::NO_EVENTS);
-                        return Ok(None);
-                    }
-                    Some(extent) => crate::audit::Widths::of(&extent),
-                    None => {
-                        let mut widths = crate::audit::Widths::default();
-                        store.each_row(&shown, |r| {
-                            widths.measure(r);
-                            ControlFlow::Continue(())
-                        })?;
-                        widths
-                    }
-                };
+                let extent = store.extent(&shown)?;
+                if extent.rows == 0 {
+                    let _ = out.push(crate::audit::NO_EVENTS);
+                    return Ok(None);
+                }
+                let widths = crate::audit::Widths::of(&extent);
                 let table = widths.table(width);
                 let _ = out.push(&table.header());
                 store.each_row(filter, |r| {
