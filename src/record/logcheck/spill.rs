@@ -92,14 +92,15 @@ impl Spilled {
              CREATE TABLE named (lost TEXT PRIMARY KEY) WITHOUT ROWID;
              BEGIN",
         )?;
-        let mut spilled = Spilled {
-            conn,
-            all: 0,
-            mine: 0,
-            unrecorded_all: 0,
-            unrecorded_mine: 0,
-            too_long: Vec::new(),
-        };
+        let (mut all, mut mine_all, mut unrecorded_all, mut unrecorded_mine) = (0, 0, 0, 0);
+        let mut too_long = Vec::new();
+        // Prepared once for the whole log, not looked up in the statement cache per line.
+        let mut logged_row = conn.prepare(
+            "INSERT INTO logged (id, seq, kind, hash, mine) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        let mut unrecorded_row = conn.prepare(
+            "INSERT INTO unrecorded (seq, lost, kind, time, mine) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
         let mut line = Vec::new();
         let mut number = 0u64;
         loop {
@@ -110,48 +111,43 @@ impl Spilled {
                 break;
             }
             if line.last() != Some(&b'\n') && n as u64 == max_line {
-                spilled.too_long.push(number);
+                too_long.push(number);
                 skip_line(&mut input)?;
                 continue;
             }
-            let Some(logged) = read_line(&String::from_utf8_lossy(&line)) else {
+            let text = match std::str::from_utf8(&line) {
+                Ok(text) => std::borrow::Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(&line),
+            };
+            let Some(logged) = read_line(&text) else {
                 continue;
             };
             let mine = |record: &str| record.is_empty() || record == ours;
-            let kept = match logged {
+            match logged {
                 Logged::Row(e) => {
                     let mine = mine(&e.record);
-                    spilled.all += 1;
-                    spilled.mine += u64::from(mine);
-                    spilled
-                        .conn
-                        .prepare_cached(
-                            "INSERT INTO logged (id, seq, kind, hash, mine)
-                             VALUES (?1, ?2, ?3, ?4, ?5)",
-                        )
-                        .and_then(|mut st| {
-                            st.execute(params![e.id, number as i64, e.kind, e.hash, mine])
-                        })
+                    all += 1;
+                    mine_all += u64::from(mine);
+                    logged_row.execute(params![e.id, number as i64, e.kind, e.hash, mine])?;
                 }
                 Logged::Unrecorded(e) => {
                     let mine = mine(&e.record);
-                    spilled.unrecorded_all += 1;
-                    spilled.unrecorded_mine += u64::from(mine);
-                    spilled
-                        .conn
-                        .prepare_cached(
-                            "INSERT INTO unrecorded (seq, lost, kind, time, mine)
-                             VALUES (?1, ?2, ?3, ?4, ?5)",
-                        )
-                        .and_then(|mut st| {
-                            st.execute(params![number as i64, e.lost, e.kind, e.time, mine])
-                        })
+                    unrecorded_all += 1;
+                    unrecorded_mine += u64::from(mine);
+                    unrecorded_row.execute(params![number as i64, e.lost, e.kind, e.time, mine])?;
                 }
-            };
-            kept?;
+            }
         }
-        spilled.conn.execute_batch("COMMIT")?;
-        Ok(spilled)
+        drop((logged_row, unrecorded_row));
+        conn.execute_batch("COMMIT")?;
+        Ok(Spilled {
+            conn,
+            all,
+            mine: mine_all,
+            unrecorded_all,
+            unrecorded_mine,
+            too_long,
+        })
     }
 
     /// Each event in id order, the first logged of each id (a relay's retry is one event):
