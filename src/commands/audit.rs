@@ -173,7 +173,7 @@ fn list(
                 let widths = crate::audit::Widths::of(&extent);
                 let table = widths.table(width);
                 let _ = out.push(&table.header());
-                store.each_row(filter, |r| {
+                store.each_table_row(filter, |r| {
                     page.take(r)?;
                     out.write(|buf| table.line_into(r, buf))
                 })?;

@@ -4,6 +4,7 @@
 
 use std::ops::ControlFlow;
 
+use super::row::TABLE_COLUMNS;
 use super::{Filter, ROW_COLUMNS, RecordError, Row, Store};
 
 impl Store {
@@ -17,6 +18,18 @@ impl Store {
     ) -> Result<(), RecordError> {
         let (selection, args) = selection(filter);
         let sql = format!("SELECT {ROW_COLUMNS} FROM events {selection}");
+        self.each_of(&sql, rusqlite::params_from_iter(args), &mut each)
+    }
+
+    /// [`Store::each_row`] for the table: only the columns it shows are read; the others are
+    /// empty in the row `each` sees.
+    pub fn each_table_row(
+        &self,
+        filter: &Filter,
+        mut each: impl FnMut(&Row) -> ControlFlow<()>,
+    ) -> Result<(), RecordError> {
+        let (selection, args) = selection(filter);
+        let sql = format!("SELECT {TABLE_COLUMNS} FROM events {selection}");
         self.each_of(&sql, rusqlite::params_from_iter(args), &mut each)
     }
 
