@@ -209,7 +209,8 @@ impl<F: Formatter> Formatter for Escaping<F> {
         w: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        if fragment.bytes().all(|b| b < 0x7f) {
+        // Most text is ASCII without DEL: two word-at-a-time scans, not a byte loop.
+        if fragment.is_ascii() && !fragment.as_bytes().contains(&0x7f) {
             return w.write_all(fragment.as_bytes());
         }
         let mut start = 0;
@@ -310,5 +311,8 @@ mod tests {
             let back: serde_json::Value = serde_json::from_str(json).unwrap();
             assert_eq!(back["command"], text);
         }
+        // DEL in text that is otherwise ASCII, and nothing escaped in text without it.
+        let ascii = JsonArray::compact().element(&json!(["ls\u{7f}x", "plain ~ text"]));
+        assert_eq!(ascii, r#"[["ls\u007fx","plain ~ text"]"#);
     }
 }
