@@ -336,7 +336,6 @@ fn sd_fields(line: &str) -> Option<BTreeMap<String, String>> {
 #[derive(Debug, Clone)]
 pub struct Stored {
     pub id: i64,
-    pub kind: String,
     pub hash: String,
 }
 
@@ -481,7 +480,6 @@ mod tests {
         };
         let st = |id, hash: &str| Stored {
             id,
-            kind: "refusal".into(),
             hash: hash.into(),
         };
         let logged = [ev(1, "a"), ev(2, "b"), ev(3, "c")];

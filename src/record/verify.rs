@@ -77,14 +77,13 @@ impl Store {
             };
             let mut st = store
                 .conn
-                .prepare("SELECT id, kind, hash FROM events ORDER BY id")?;
+                .prepare("SELECT id, hash FROM events ORDER BY id")?;
             let failed = std::cell::Cell::new(None);
             let stored = st
                 .query_map([], |r| {
                     Ok(logcheck::Stored {
                         id: r.get(0)?,
-                        kind: r.get::<_, String>(1).unwrap_or_default(),
-                        hash: chain::hex(&blob(r.get_ref(2)?)),
+                        hash: chain::hex(&blob(r.get_ref(1)?)),
                     })
                 })?
                 .map_while(|r| r.map_err(|e| failed.set(Some(e))).ok());

@@ -65,6 +65,38 @@ pub struct Spilled {
     pub unrecorded_mine: u64,
     /// Lines skipped for their length, by line number.
     pub too_long: Vec<u64>,
+    /// Whether the log's events come in id order: of every record, and of this one. A log in
+    /// order is read back as it was written, without sorting it (most logs: one record's
+    /// hook writes its ids in order).
+    in_order: InOrder,
+}
+
+/// Whether the ids seen so far never went down, for every event and for this record's.
+#[derive(Clone, Copy)]
+struct InOrder {
+    all: Option<i64>,
+    mine: Option<i64>,
+    all_sorted: bool,
+    mine_sorted: bool,
+}
+
+impl InOrder {
+    fn see(&mut self, id: i64, mine: bool) {
+        self.all_sorted &= self.all.is_none_or(|last| id >= last);
+        self.all = Some(id);
+        if mine {
+            self.mine_sorted &= self.mine.is_none_or(|last| id >= last);
+            self.mine = Some(id);
+        }
+    }
+
+    fn sorted(self, whole: bool) -> bool {
+        if whole {
+            self.all_sorted
+        } else {
+            self.mine_sorted
+        }
+    }
 }
 
 impl Spilled {
@@ -84,9 +116,9 @@ impl Spilled {
         let conn = Connection::open("")?;
         conn.execute_batch(
             "PRAGMA temp_store = FILE;
-             CREATE TABLE logged (id INTEGER NOT NULL, seq INTEGER NOT NULL,
-                kind TEXT NOT NULL, hash TEXT NOT NULL, mine INTEGER NOT NULL,
-                PRIMARY KEY (id, seq)) WITHOUT ROWID;
+             CREATE TABLE logged (seq INTEGER PRIMARY KEY, id INTEGER NOT NULL,
+                kind TEXT NOT NULL, hash TEXT NOT NULL, mine INTEGER NOT NULL);
+             CREATE TABLE checkpoint (id INTEGER NOT NULL, mine INTEGER NOT NULL);
              CREATE TABLE unrecorded (seq INTEGER PRIMARY KEY, lost TEXT NOT NULL,
                 kind TEXT NOT NULL, time TEXT NOT NULL, mine INTEGER NOT NULL);
              CREATE TABLE named (lost TEXT PRIMARY KEY) WITHOUT ROWID;
@@ -94,10 +126,19 @@ impl Spilled {
         )?;
         let (mut all, mut mine_all, mut unrecorded_all, mut unrecorded_mine) = (0, 0, 0, 0);
         let mut too_long = Vec::new();
+        let mut in_order = InOrder {
+            all: None,
+            mine: None,
+            all_sorted: true,
+            mine_sorted: true,
+        };
         // Prepared once for the whole log, not looked up in the statement cache per line.
         let mut logged_row = conn.prepare(
             "INSERT INTO logged (id, seq, kind, hash, mine) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?;
+        // A prune is rare: its events are found in a table of their own, not by a scan.
+        let mut checkpoint_row =
+            conn.prepare("INSERT INTO checkpoint (id, mine) VALUES (?1, ?2)")?;
         let mut unrecorded_row = conn.prepare(
             "INSERT INTO unrecorded (seq, lost, kind, time, mine) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?;
@@ -128,6 +169,10 @@ impl Spilled {
                     let mine = mine(&e.record);
                     all += 1;
                     mine_all += u64::from(mine);
+                    in_order.see(e.id, mine);
+                    if e.kind == "checkpoint" {
+                        checkpoint_row.execute(params![e.id, mine])?;
+                    }
                     logged_row.execute(params![e.id, number as i64, e.kind, e.hash, mine])?;
                 }
                 Logged::Unrecorded(e) => {
@@ -138,7 +183,7 @@ impl Spilled {
                 }
             }
         }
-        drop((logged_row, unrecorded_row));
+        drop((logged_row, checkpoint_row, unrecorded_row));
         conn.execute_batch("COMMIT")?;
         Ok(Spilled {
             conn,
@@ -147,15 +192,19 @@ impl Spilled {
             unrecorded_all,
             unrecorded_mine,
             too_long,
+            in_order,
         })
     }
 
     /// Each event in id order, the first logged of each id (a relay's retry is one event):
     /// of this record only, or of every record when `whole`.
     pub fn each(&self, whole: bool, mut f: impl FnMut(Forwarded)) -> rusqlite::Result<()> {
-        let mut st = self
-            .conn
-            .prepare("SELECT id, kind, hash FROM logged WHERE mine OR ?1 ORDER BY id, seq")?;
+        // By id, the first logged first: a log in order already is, and is not sorted again.
+        let mut st = self.conn.prepare(if self.in_order.sorted(whole) {
+            "SELECT id, kind, hash FROM logged WHERE mine OR ?1 ORDER BY seq"
+        } else {
+            "SELECT id, kind, hash FROM logged WHERE mine OR ?1 ORDER BY id, seq"
+        })?;
         let mut rows = st.query([whole])?;
         let mut last = None;
         while let Some(r) = rows.next()? {
@@ -216,8 +265,7 @@ impl Spilled {
     /// Whether the log saw the prune that left checkpoint row `id`.
     pub fn has_checkpoint(&self, whole: bool, id: i64) -> rusqlite::Result<bool> {
         self.conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM logged
-                WHERE (mine OR ?1) AND id = ?2 AND kind = 'checkpoint')",
+            "SELECT EXISTS (SELECT 1 FROM checkpoint WHERE (mine OR ?1) AND id = ?2)",
             params![whole, id],
             |r| r.get(0),
         )
@@ -279,6 +327,32 @@ mod tests {
         assert_eq!(hashes(events(&log, true)), ["a", "b", "c", "d"]);
         assert!(log.has_checkpoint(true, 4).unwrap());
         assert!(!log.has_checkpoint(false, 4).unwrap());
+        assert!(!log.in_order.sorted(false) && !log.in_order.sorted(true));
+    }
+
+    #[test]
+    fn a_log_in_order_reads_back_as_a_sorted_one_would() {
+        // This record's ids in order, a retry beside its first copy; another record's
+        // between them, out of order.
+        let text = [
+            line(1, "refusal", "a", "/r/a.db"),
+            line(7, "refusal", "x", "/r/b.db"),
+            line(2, "refusal", "b", "/r/a.db"),
+            line(2, "refusal", "retry", "/r/a.db"),
+            line(3, "refusal", "y", "/r/b.db"),
+            line(5, "checkpoint", "c", ""),
+        ]
+        .concat();
+        let log = Spilled::read(text.as_bytes(), "/r/a.db").unwrap();
+        assert!(log.in_order.sorted(false) && !log.in_order.sorted(true));
+        let ids = |v: Vec<(i64, String)>| v;
+        assert_eq!(
+            ids(events(&log, false)),
+            [(1, "a".into()), (2, "b".into()), (5, "c".into())]
+        );
+        let whole: Vec<i64> = events(&log, true).into_iter().map(|(id, _)| id).collect();
+        assert_eq!(whole, [1, 2, 3, 5, 7]);
+        assert!(log.has_checkpoint(false, 5).unwrap());
     }
 
     #[test]
