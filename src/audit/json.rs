@@ -88,11 +88,7 @@ pub struct JsonLines {
 impl JsonLines {
     /// Appends one row's line to `out`.
     pub fn line(&mut self, r: &Row, out: &mut String) {
-        write_into(
-            &JsonRow::of(r),
-            Escaping(CompactFormatter),
-            &mut self.scratch,
-        );
+        write_into(&JsonRow::of(r), || CompactFormatter, &mut self.scratch);
         push_utf8(&self.scratch, out);
         out.push('\n');
     }
@@ -112,7 +108,7 @@ pub fn render_json(rows: &[Row]) -> String {
 /// `v` as serde_json's pretty printer writes it, strings escaped as [`Escaping`] escapes them.
 pub fn to_string_pretty(v: &impl Serialize) -> String {
     let mut json = Vec::new();
-    write_into(v, Escaping(PrettyFormatter::new()), &mut json);
+    write_into(v, PrettyFormatter::new, &mut json);
     let mut out = String::new();
     push_utf8(&json, &mut out);
     out
@@ -162,11 +158,14 @@ impl JsonArray {
         if self.pretty {
             // The element sits one level inside the array: the formatter is told the
             // array began, so it indents the element's lines as the whole array's.
-            let mut inside = PrettyFormatter::new();
-            let _ = inside.begin_array(&mut io::sink());
-            write_into(v, Escaping(inside), &mut self.scratch);
+            let inside = || {
+                let mut inside = PrettyFormatter::new();
+                let _ = inside.begin_array(&mut io::sink());
+                inside
+            };
+            write_into(v, inside, &mut self.scratch);
         } else {
-            write_into(v, Escaping(CompactFormatter), &mut self.scratch);
+            write_into(v, || CompactFormatter, &mut self.scratch);
         }
         out.push_str(lead);
         push_utf8(&self.scratch, out);
@@ -183,11 +182,26 @@ impl JsonArray {
     }
 }
 
-/// Serializes `v` into `json` (emptied first); `null` if it cannot be (no type here fails).
-fn write_into<F: Formatter>(v: &impl Serialize, formatter: F, json: &mut Vec<u8>) {
+/// Serializes `v` into `json` (emptied first) laid out by the formatter `layout` makes, with
+/// strings escaped as [`Escaping`] escapes them; `null` if it cannot be (no type here fails).
+/// Written once as serde_json writes it, and again through [`Escaping`] only when that text
+/// holds something to escape: one scan of the whole text costs less than one per string.
+fn write_into<F: Formatter>(v: &impl Serialize, layout: impl Fn() -> F, json: &mut Vec<u8>) {
     json.clear();
-    let mut serializer = serde_json::Serializer::with_formatter(&mut *json, formatter);
-    if v.serialize(&mut serializer).is_err() {
+    let written = v.serialize(&mut serde_json::Serializer::with_formatter(
+        &mut *json,
+        layout(),
+    ));
+    if written.is_ok() && json.is_ascii() && !json.contains(&0x7f) {
+        return;
+    }
+    json.clear();
+    let escaping = Escaping(layout());
+    if v.serialize(&mut serde_json::Serializer::with_formatter(
+        &mut *json, escaping,
+    ))
+    .is_err()
+    {
         json.clear();
         json.extend_from_slice(b"null");
     }
@@ -209,10 +223,6 @@ impl<F: Formatter> Formatter for Escaping<F> {
         w: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        // Most text is ASCII without DEL: two word-at-a-time scans, not a byte loop.
-        if fragment.is_ascii() && !fragment.as_bytes().contains(&0x7f) {
-            return w.write_all(fragment.as_bytes());
-        }
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             if c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) || super::is_bidi_control(c) {
