@@ -52,6 +52,9 @@ pub fn decide(
     }
 }
 
+/// Not inlined: `decide` calls it twice, and each inlined copy would keep its own room in
+/// a frame that is on the stack under the whole walk.
+#[inline(never)]
 fn decide_once(rules: &Rules, catalog: &LazyCatalog, source: &str, world: &World) -> Outcome {
     let guard = Guard {
         rules,

@@ -154,24 +154,36 @@ pub(crate) struct Answered<'a> {
 fn decide_event(paths: &Paths, catalog: &LazyCatalog, event: &Event) -> Outcome {
     let rules = match load_rules(paths) {
         Ok(rules) => rules,
-        Err(error) => {
-            let broken = Broken::Rules(error.first_problem());
-            let shown = record::shown_command(event);
-            return refused(Refusal::plain(
-                Rule::FailClosed,
-                &shown,
-                Why::Broken(broken),
-            ));
-        }
+        Err(error) => return rules_broken(&error, event),
     };
     let cwd = Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute());
     match &event.action {
         Action::Shell { command } => decide(paths, &rules, catalog, command, cwd),
-        Action::WriteFile { path, content } => match write_refusal(paths, path, content, cwd) {
-            Some(refusal) => refused(refusal),
-            None => passed(),
-        },
+        Action::WriteFile { path, content } => written(paths, path, content, cwd),
         Action::Other => passed(),
+    }
+}
+
+/// Every event refused: the rules cannot be loaded. Apart from `decide_event`, whose frame
+/// is on the stack under a command's whole walk, as `written` is.
+#[cold]
+#[inline(never)]
+fn rules_broken(error: &crate::error::Error, event: &Event) -> Outcome {
+    let broken = Broken::Rules(error.first_problem());
+    let shown = record::shown_command(event);
+    refused(Refusal::plain(
+        Rule::FailClosed,
+        &shown,
+        Why::Broken(broken),
+    ))
+}
+
+/// A file a tool writes, checked against the guard's files.
+#[inline(never)]
+fn written(paths: &Paths, path: &str, content: &str, cwd: Option<PathBuf>) -> Outcome {
+    match write_refusal(paths, path, content, cwd) {
+        Some(refusal) => refused(refusal),
+        None => passed(),
     }
 }
 
