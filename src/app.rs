@@ -53,6 +53,9 @@ pub fn decide(
     }
 }
 
+/// Not inlined: `decide` calls it twice, and each inlined copy would keep its own room in
+/// a frame that is on the stack under the whole walk.
+#[inline(never)]
 fn decide_once(rules: &Rules, catalog: &LazyCatalog, source: &str, world: &World) -> Outcome {
     let guard = Guard {
         rules,
@@ -64,14 +67,7 @@ fn decide_once(rules: &Rules, catalog: &LazyCatalog, source: &str, world: &World
     // A refusal only reported (decision 0060) is ranked and said as well: the record keeps
     // the tools it would have named and the message the agent would have read.
     let (instead, message) = match decision.refusal() {
-        Some(refusal) => {
-            let instead = match catalog.get() {
-                Ok(c) => instead::for_refusal(c, refusal, 3),
-                _ => Vec::new(),
-            };
-            let message = message::render(refusal, &instead);
-            (instead, message)
-        }
+        Some(refusal) => said(catalog, refusal),
         None => (Vec::new(), String::new()),
     };
     Outcome {
@@ -80,6 +76,18 @@ fn decide_once(rules: &Rules, catalog: &LazyCatalog, source: &str, world: &World
         instead,
         message,
     }
+}
+
+/// A refusal's mesh tools and its message. Not inlined: the ranking's locals would stay on
+/// the stack under every decision's walk, the deepest the hook goes.
+#[inline(never)]
+fn said(catalog: &LazyCatalog, refusal: &Refusal) -> (Vec<Suggestion>, String) {
+    let instead = match catalog.get() {
+        Ok(c) => instead::for_refusal(c, refusal, 3),
+        _ => Vec::new(),
+    };
+    let message = message::render(refusal, &instead);
+    (instead, message)
 }
 
 /// The refusal for what went wrong before a decision could be made.

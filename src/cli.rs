@@ -266,6 +266,15 @@ impl Args {
         if let Some(hook) = Args::parse_hook(&args) {
             return hook;
         }
+        Args::clap_or_exit(args)
+    }
+
+    /// Every command line but the hook's, read by clap (or its error printed, and the
+    /// process ended). Not inlined: clap's locals would make the frame that stays on the
+    /// stack under every hook's decision several pages deep.
+    #[cold]
+    #[inline(never)]
+    fn clap_or_exit(args: Vec<std::ffi::OsString>) -> Args {
         Args::try_parse_args(args).unwrap_or_else(|e| e.exit())
     }
 

@@ -18,6 +18,18 @@ use crate::cli::{Args, CatalogAction, Command};
 use crate::config::Paths;
 
 pub fn run(args: Args) -> i32 {
+    // The hook's arm alone, with nothing of the operator's commands inlined: this frame
+    // stays on the stack under the whole decision, and a frame is as large as its largest arm.
+    if let Command::Hook { agent, mcp } = args.command {
+        let paths = Paths::resolve(args.catalog, args.db, args.rules);
+        return hook::run(&paths, agent, crate::app::hints(mcp));
+    }
+    operator(args)
+}
+
+/// The operator's commands (everything but the hook), kept out of the hook's frame.
+#[inline(never)]
+fn operator(args: Args) -> i32 {
     let given = crate::install::Given {
         catalog: args.catalog.clone(),
         db: args.db.clone(),

@@ -25,29 +25,31 @@ pub struct Reached(Vec<Candidate>);
 impl Guard<'_> {
     /// The decision, and for a refusal the targets the same walk found.
     pub fn judged(&self, source: &str) -> Judged {
+        if source.len() > MAX_SOURCE_BYTES {
+            return too_long(source);
+        }
+        // This frame stays on the stack under the whole walk, the deepest the hook goes:
+        // what follows the walk is in `concluded`, so its locals are not in it.
+        let mut walk = self.walk_command(source);
+        self.concluded(source, &mut walk)
+    }
+
+    /// The decision once the walk is done: its refusal, its limits, a quick pass, or the
+    /// candidates judged against the catalog.
+    #[inline(never)]
+    fn concluded(&self, source: &str, walk: &mut Walk) -> Judged {
         let refused = |refusal, reached| Judged {
             decision: Decision::Refuse(refusal),
             reached,
         };
-        if source.len() > MAX_SOURCE_BYTES {
-            let refusal = Refusal::plain(
-                Rule::Unverifiable,
-                &source[..source.floor_char_boundary(80)],
-                Why::TooLong {
-                    kib: MAX_SOURCE_BYTES / 1024,
-                },
-            );
-            return refused(refusal, Reached::default());
-        }
-        let mut walk = self.walk_command(source);
         if let Some(refusal) = walk.refusal.take() {
-            return refused(refusal, Reached(walk.candidates));
+            return refused(refusal, Reached(std::mem::take(&mut walk.candidates)));
         }
         if let Some(why) = walk.incomplete.take() {
             let refusal = Refusal::plain(Rule::Unverifiable, source, Why::Incomplete(why));
-            return refused(refusal, Reached(walk.candidates));
+            return refused(refusal, Reached(std::mem::take(&mut walk.candidates)));
         }
-        if self.quick_pass(&walk) {
+        if self.quick_pass(walk) {
             return Judged {
                 decision: Decision::Pass(PassReason::NotMesh),
                 reached: Reached::default(),
@@ -62,15 +64,32 @@ impl Guard<'_> {
                     source,
                     Why::Broken(Broken::Catalog(first)),
                 );
-                return refused(refusal, Reached(walk.candidates));
+                return refused(refusal, Reached(std::mem::take(&mut walk.candidates)));
             }
         };
-        let decision = self.judge(catalog, source, &mut walk);
+        let decision = self.judge(catalog, source, walk);
         let reached = match decision {
-            Decision::Refuse(_) => Reached(walk.candidates),
+            Decision::Refuse(_) => Reached(std::mem::take(&mut walk.candidates)),
             Decision::Pass(_) => Reached::default(),
         };
         Judged { decision, reached }
+    }
+}
+
+/// Longer than the guard reads: refused unread.
+#[cold]
+#[inline(never)]
+fn too_long(source: &str) -> Judged {
+    let refusal = Refusal::plain(
+        Rule::Unverifiable,
+        &source[..source.floor_char_boundary(80)],
+        Why::TooLong {
+            kib: MAX_SOURCE_BYTES / 1024,
+        },
+    );
+    Judged {
+        decision: Decision::Refuse(refusal),
+        reached: Reached::default(),
     }
 }
 

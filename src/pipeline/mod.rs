@@ -87,18 +87,37 @@ pub fn hook(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> Answer
         panic!("panic requested by MESH_GUARD_DEBUG_PANIC");
     }
     // 1. Read and 2. parse: what cannot be read is refused, in the agent's protocol if known.
-    let input = match read_event() {
-        Ok(input) => input,
-        Err(why) => return Answer::refused(choice.fallback(), fail_closed(why)),
-    };
-    let event = match hook::parse(choice, &input) {
+    let event = match read_and_parse(choice) {
         Ok(event) => event,
-        Err(why) => return Answer::refused(choice.fallback(), fail_closed(&why.to_string())),
+        Err(answer) => return answer,
     };
     // 3. The catalog is opened once and read only if the decision or the record needs it.
     let catalog = paths.lazy_catalog();
     // 4. Decide.
     let outcome = decide_event(paths, &catalog, &event);
+    answer(paths, &catalog, &event, outcome, hints)
+}
+
+/// Steps 1 and 2: the event, or the refusal of what cannot be read. Apart from `hook`, as
+/// `answer` is, so that neither's locals stay on the stack under the decision (the deepest
+/// the hook's stack goes, its pages touched by every pass).
+#[inline(never)]
+fn read_and_parse(choice: AgentChoice) -> Result<Event, Answer> {
+    let input = read_event().map_err(|why| Answer::refused(choice.fallback(), fail_closed(why)))?;
+    hook::parse(choice, &input)
+        .map_err(|why| Answer::refused(choice.fallback(), fail_closed(&why.to_string())))
+}
+
+/// Steps 5 and 6, and the answer: a pass is answered at once; a refusal (or a reported one)
+/// is settled and recorded.
+#[inline(never)]
+fn answer(
+    paths: &Paths,
+    catalog: &LazyCatalog,
+    event: &Event,
+    outcome: Outcome,
+    hints: message::Hints,
+) -> Answer {
     let message = message_for(&outcome, hints);
     let Outcome {
         decision,
@@ -108,8 +127,8 @@ pub fn hook(paths: &Paths, choice: AgentChoice, hints: message::Hints) -> Answer
     } = outcome;
     let answered = Answered {
         paths,
-        catalog: &catalog,
-        event: &event,
+        catalog,
+        event,
     };
     match decision {
         Decision::Pass(PassReason::Reported(refusal)) => {
@@ -136,24 +155,36 @@ pub(crate) struct Answered<'a> {
 fn decide_event(paths: &Paths, catalog: &LazyCatalog, event: &Event) -> Outcome {
     let rules = match load_rules(paths) {
         Ok(rules) => rules,
-        Err(error) => {
-            let broken = Broken::Rules(error.first_problem());
-            let shown = record::shown_command(event);
-            return refused(Refusal::plain(
-                Rule::FailClosed,
-                &shown,
-                Why::Broken(broken),
-            ));
-        }
+        Err(error) => return rules_broken(&error, event),
     };
     let cwd = Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute());
     match &event.action {
         Action::Shell { command } => decide(paths, &rules, catalog, command, cwd),
-        Action::WriteFile { path, content } => match write_refusal(paths, path, content, cwd) {
-            Some(refusal) => refused(refusal),
-            None => passed(),
-        },
+        Action::WriteFile { path, content } => written(paths, path, content, cwd),
         Action::Other => passed(),
+    }
+}
+
+/// Every event refused: the rules cannot be loaded. Apart from `decide_event`, whose frame
+/// is on the stack under a command's whole walk, as `written` is.
+#[cold]
+#[inline(never)]
+fn rules_broken(error: &crate::error::Error, event: &Event) -> Outcome {
+    let broken = Broken::Rules(error.first_problem());
+    let shown = record::shown_command(event);
+    refused(Refusal::plain(
+        Rule::FailClosed,
+        &shown,
+        Why::Broken(broken),
+    ))
+}
+
+/// A file a tool writes, checked against the guard's files.
+#[inline(never)]
+fn written(paths: &Paths, path: &str, content: &str, cwd: Option<PathBuf>) -> Outcome {
+    match write_refusal(paths, path, content, cwd) {
+        Some(refusal) => refused(refusal),
+        None => passed(),
     }
 }
 

@@ -133,10 +133,23 @@ pub fn parse_reading(
         );
         return Err(ParseError(why));
     }
+    Ok(walked(source, depth, inherited, read, &result.file.body))
+}
+
+/// The parsed source walked into its commands. Not inlined into `parse_reading`, whose frame
+/// is on the stack under the parser (the deepest the hook goes): the walker's state is not.
+#[inline(never)]
+fn walked(
+    source: &str,
+    depth: usize,
+    inherited: &HashMap<String, Vec<String>>,
+    read: &HashMap<String, String>,
+    body: &shuck_ast::StmtSeq,
+) -> Script {
     let mut walker = walk::Walker::new(source, depth, inherited.clone());
     walker.files.clone_from(read);
-    walker.seq(&result.file.body);
-    Ok(walker.finish())
+    walker.seq(body);
+    walker.finish()
 }
 
 #[cfg(test)]

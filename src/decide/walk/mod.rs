@@ -102,10 +102,6 @@ impl Guard<'_> {
 
     /// The walk of `source`, with the text of the files in `read` known.
     pub(super) fn walk_source(&self, source: &str, read: Rc<HashMap<String, String>>) -> Walk {
-        let mut walk = Walk {
-            read,
-            ..Walk::default()
-        };
         // `$HOME` is what bash would expand it to: the session's home, as the hook sees it.
         let known: HashMap<String, Vec<String>> = self
             .world
@@ -113,7 +109,25 @@ impl Guard<'_> {
             .iter()
             .map(|h| ("HOME".to_string(), vec![h.to_string_lossy().into_owned()]))
             .collect();
-        match shell::parse_reading(source, 0, &known, &walk.read.clone()) {
+        // Parsed before the walk's state is made: this frame is on the stack under the
+        // parser, the deepest the hook goes, and the state is built in `walk_parsed`'s.
+        let parsed = shell::parse_reading(source, 0, &known, &read);
+        self.walk_parsed(source, parsed, read)
+    }
+
+    /// The walk of a parsed source (or of one that could not be parsed).
+    #[inline(never)]
+    fn walk_parsed(
+        &self,
+        source: &str,
+        parsed: Result<Script, shell::ParseError>,
+        read: Rc<HashMap<String, String>>,
+    ) -> Walk {
+        let mut walk = Walk {
+            read,
+            ..Walk::default()
+        };
+        match parsed {
             Ok(script) => self.script(script, &mut walk),
             Err(_) => walk.unparsable.push(source.to_string()),
         }
