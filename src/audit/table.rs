@@ -209,7 +209,8 @@ fn push_fit(out: &mut String, s: &str, width: usize) -> usize {
 pub(crate) fn clean(s: &str) -> Cow<'_, str> {
     let unsafe_char =
         |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-    if !s.chars().any(unsafe_char) {
+    // Printable ASCII (most cells) is clean, and is told by its bytes alone.
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) || !s.chars().any(unsafe_char) {
         return Cow::Borrowed(s);
     }
     s.chars()

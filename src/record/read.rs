@@ -18,7 +18,12 @@ impl Store {
     ) -> Result<(), RecordError> {
         let (selection, args) = selection(filter);
         let sql = format!("SELECT {ROW_COLUMNS} FROM events {selection}");
-        self.each_of(&sql, rusqlite::params_from_iter(args), &mut each)
+        self.each_of(
+            &sql,
+            rusqlite::params_from_iter(args),
+            Row::read_from,
+            &mut each,
+        )
     }
 
     /// [`Store::each_row`] for the table: only the columns it shows are read; the others are
@@ -30,7 +35,12 @@ impl Store {
     ) -> Result<(), RecordError> {
         let (selection, args) = selection(filter);
         let sql = format!("SELECT {TABLE_COLUMNS} FROM events {selection}");
-        self.each_of(&sql, rusqlite::params_from_iter(args), &mut each)
+        self.each_of(
+            &sql,
+            rusqlite::params_from_iter(args),
+            Row::read_table_from,
+            &mut each,
+        )
     }
 
     /// The extent of the rows `filter` selects, for laying a table out before printing it:
@@ -88,7 +98,7 @@ impl Store {
         mut each: impl FnMut(&Row) -> ControlFlow<()>,
     ) -> Result<(), RecordError> {
         let sql = format!("SELECT {ROW_COLUMNS} FROM events WHERE id > ?1 ORDER BY id");
-        self.each_of(&sql, [after], &mut each)
+        self.each_of(&sql, [after], Row::read_from, &mut each)
     }
 
     /// Rows with an id above `after`, oldest first, all at once.
@@ -105,13 +115,14 @@ impl Store {
         &self,
         sql: &str,
         args: impl rusqlite::Params,
+        decode: Decoder,
         each: &mut dyn FnMut(&Row) -> ControlFlow<()>,
     ) -> Result<(), RecordError> {
         let mut st = self.conn.prepare(sql).map_err(|e| self.err(&e))?;
         let mut rows = st.query(args).map_err(|e| self.err(&e))?;
         let mut row = Row::empty();
         while let Some(r) = rows.next().map_err(|e| self.err(&e))? {
-            row.read_from(r, &self.path, |e| self.err(e))?;
+            decode(&mut row, r, &self.path, &|e| self.err(e))?;
             if each(&row).is_break() {
                 break;
             }
@@ -162,6 +173,15 @@ impl Store {
 fn characters(text: &[u8]) -> u64 {
     text.iter().filter(|&&b| b & 0xc0 != 0x80).count() as u64
 }
+
+/// How a row of a query's columns is read into a [`Row`]: [`Row::read_from`] for
+/// `ROW_COLUMNS`, [`Row::read_table_from`] for `TABLE_COLUMNS`.
+type Decoder = fn(
+    &mut Row,
+    &rusqlite::Row<'_>,
+    &std::path::Path,
+    &dyn Fn(&rusqlite::Error) -> RecordError,
+) -> Result<(), RecordError>;
 
 /// How many rows a selection holds, their earliest and latest times, and the longest text, in
 /// characters, of `kind`, `session_id`, `rule`, `target`, `scope` and `reason`.
