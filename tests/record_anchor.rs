@@ -279,6 +279,20 @@ fn prune_leaves_a_checkpoint_that_keeps_verify_and_the_log_whole() {
     let file = dir.write("syslog.txt", &log);
     let out = verify(&db, Some(&file));
     assert_eq!(out.code, 0, "{}", out.stdout);
+    // A log that did not see the prune does not excuse the rows it took.
+    let unseen: String = log
+        .lines()
+        .filter(|l| !l.contains("checkpoint"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(unseen.len() < log.len());
+    let out = verify(&db, Some(&dir.write("unseen.txt", &unseen)));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("row 1 (refusal") && out.stdout.contains("not in the database"),
+        "{}",
+        out.stdout
+    );
     let out = run_env(
         &["audit", "export", "--format", "jsonl", "--after", "3"],
         &env(&db, "none"),

@@ -60,21 +60,7 @@ impl Store {
         mut each: impl FnMut(logcheck::Finding),
     ) -> Result<bool, RecordError> {
         let compared = self.snapshot(|store| -> rusqlite::Result<bool> {
-            let checkpoint: i64 = store
-                .conn
-                .query_row(
-                    "SELECT id FROM events WHERE kind = 'checkpoint' ORDER BY id LIMIT 1",
-                    [],
-                    |r| r.get(0),
-                )
-                .optional()?
-                .unwrap_or(0);
-            // A checkpoint excuses the rows before it only if the log saw the prune too.
-            let pruned = if log.has_checkpoint(whole, checkpoint)? {
-                checkpoint
-            } else {
-                0
-            };
+            let pruned = store.pruned_through(log, whole)?;
             let mut st = store
                 .conn
                 .prepare("SELECT id, hash FROM events ORDER BY id")?;
@@ -105,6 +91,32 @@ impl Store {
                 .query_row("SELECT EXISTS (SELECT 1 FROM events)", [], |r| r.get(0))
         })?;
         compared.map_err(|e| self.err(&e))
+    }
+
+    /// The record's first checkpoint row, if the log saw that prune too (a checkpoint excuses
+    /// the rows before it only then), else 0. Found from the log's checkpoints, which are few,
+    /// each looked up by its id: the record is not scanned for its kinds.
+    fn pruned_through(&self, log: &logcheck::Spilled, whole: bool) -> rusqlite::Result<i64> {
+        let mut checkpoint = self.conn.prepare(
+            "SELECT EXISTS (SELECT 1 FROM events WHERE id = ?1 AND kind = 'checkpoint')",
+        )?;
+        let mut found = 0;
+        log.each_checkpoint(whole, |id| {
+            let is_one: bool = checkpoint.query_row([id], |r| r.get(0))?;
+            if is_one {
+                found = id;
+            }
+            Ok(is_one)
+        })?;
+        if found == 0 {
+            return Ok(0);
+        }
+        let earlier: bool = self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM events WHERE id < ?1 AND kind = 'checkpoint')",
+            [found],
+            |r| r.get(0),
+        )?;
+        Ok(if earlier { 0 } else { found })
     }
 
     /// Each event the log marks not recorded that no gap row accounts for: named whole in a

@@ -262,13 +262,23 @@ impl Spilled {
         Ok(())
     }
 
-    /// Whether the log saw the prune that left checkpoint row `id`.
-    pub fn has_checkpoint(&self, whole: bool, id: i64) -> rusqlite::Result<bool> {
-        self.conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM checkpoint WHERE (mine OR ?1) AND id = ?2)",
-            params![whole, id],
-            |r| r.get(0),
-        )
+    /// The ids of the log's checkpoint events (of this record, or of any when `whole`), from
+    /// the lowest, each given to `is_it` until it says one is the checkpoint sought.
+    pub fn each_checkpoint(
+        &self,
+        whole: bool,
+        mut is_it: impl FnMut(i64) -> rusqlite::Result<bool>,
+    ) -> rusqlite::Result<()> {
+        let mut st = self
+            .conn
+            .prepare("SELECT DISTINCT id FROM checkpoint WHERE mine OR ?1 ORDER BY id")?;
+        let mut rows = st.query([whole])?;
+        while let Some(r) = rows.next()? {
+            if is_it(r.get(0)?)? {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -302,6 +312,16 @@ mod tests {
         )
     }
 
+    fn checkpoints(log: &Spilled, whole: bool) -> Vec<i64> {
+        let mut ids = Vec::new();
+        log.each_checkpoint(whole, |id| {
+            ids.push(id);
+            Ok(false)
+        })
+        .unwrap();
+        ids
+    }
+
     fn events(log: &Spilled, whole: bool) -> Vec<(i64, String)> {
         let mut out = Vec::new();
         log.each(whole, |e| out.push((e.id, e.hash))).unwrap();
@@ -325,8 +345,8 @@ mod tests {
         let hashes = |v: Vec<(i64, String)>| v.into_iter().map(|(_, h)| h).collect::<Vec<_>>();
         assert_eq!(hashes(events(&log, false)), ["a", "b", "c"]);
         assert_eq!(hashes(events(&log, true)), ["a", "b", "c", "d"]);
-        assert!(log.has_checkpoint(true, 4).unwrap());
-        assert!(!log.has_checkpoint(false, 4).unwrap());
+        assert_eq!(checkpoints(&log, true), [4]);
+        assert!(checkpoints(&log, false).is_empty());
         assert!(!log.in_order.sorted(false) && !log.in_order.sorted(true));
     }
 
@@ -352,7 +372,7 @@ mod tests {
         );
         let whole: Vec<i64> = events(&log, true).into_iter().map(|(id, _)| id).collect();
         assert_eq!(whole, [1, 2, 3, 5, 7]);
-        assert!(log.has_checkpoint(false, 5).unwrap());
+        assert_eq!(checkpoints(&log, false), [5]);
     }
 
     #[test]
