@@ -188,8 +188,8 @@ impl Row {
         path: &Path,
         sqlite: &dyn Fn(&rusqlite::Error) -> RecordError,
     ) -> Result<(), RecordError> {
-        self.read_columns(r).map_err(|e| sqlite(&e))?;
-        self.decode(r, path, 2, 10, Some(12))
+        let [kind, rule, tools] = self.read_columns(r).map_err(|e| sqlite(&e))?;
+        self.decode(path, kind, rule, Some(tools))
     }
 
     /// [`Row::read_from`] for a row of `TABLE_COLUMNS`: the columns the table does not show
@@ -212,43 +212,37 @@ impl Row {
             Some(&mut e.reason),
             Some(&mut e.command),
         ];
-        for (slot, i) in texts.into_iter().zip(2..) {
-            text_into(r, i, slot).map_err(|e| sqlite(&e))?;
+        let mut kept = [""; 7];
+        for ((slot, i), kept) in texts.into_iter().zip(2..).zip(&mut kept) {
+            *kept = text_into(r, i, slot).map_err(|e| sqlite(&e))?;
         }
-        self.decode(r, path, 2, 4, None)
+        self.decode(path, kept[0], kept[2], None)
     }
 
-    /// The kind (column `kind`), the rule (`rule`) and the tools (`tools`, if read) of `r`,
-    /// which `text_into` checked to be text.
+    /// The kind, the rule and the tools (if read) of a row, as their columns hold them: decoded
+    /// once every column has been read, so a column SQLite cannot give is its error first.
     fn decode(
         &mut self,
-        r: &rusqlite::Row<'_>,
         path: &Path,
-        kind: usize,
-        rule: usize,
-        tools: Option<usize>,
+        kind: &str,
+        rule: &str,
+        tools: Option<&str>,
     ) -> Result<(), RecordError> {
         let id = self.id;
         let bad = |what: String| RecordError::Corrupt {
             path: path.to_path_buf(),
             cause: format!("row {id}: {what}"),
         };
-        let text = |i| {
-            r.get_ref(i)
-                .ok()
-                .and_then(|v| v.as_str().ok())
-                .unwrap_or("")
-        };
-        self.event.kind = text(kind).parse::<Kind>().map_err(|e| bad(e.to_string()))?;
-        self.event.rule.read(text(rule));
+        self.event.kind = kind.parse::<Kind>().map_err(|e| bad(e.to_string()))?;
+        self.event.rule.read(rule);
         if let Some(tools) = tools {
-            fill_tools(text(tools), &mut self.event.tools)
-                .map_err(|e| bad(format!("tools: {e}")))?;
+            fill_tools(tools, &mut self.event.tools).map_err(|e| bad(format!("tools: {e}")))?;
         }
         Ok(())
     }
 
-    fn read_columns(&mut self, r: &rusqlite::Row<'_>) -> rusqlite::Result<()> {
+    /// Reads every column but the kind, the rule and the tools, whose texts it gives back.
+    fn read_columns<'r>(&mut self, r: &'r rusqlite::Row<'_>) -> rusqlite::Result<[&'r str; 3]> {
         let e = &mut self.event;
         // The kind, the rule and the tools (`None`) are only checked to be text here, in the
         // columns' order, and decoded from SQLite's row once every column is read.
@@ -267,8 +261,9 @@ impl Row {
             Some(&mut e.shape),
             Some(&mut e.reason),
         ];
-        for (slot, i) in texts.into_iter().zip(2..) {
-            text_into(r, i, slot)?;
+        let mut kept = [""; 13];
+        for ((slot, i), kept) in texts.into_iter().zip(2..).zip(&mut kept) {
+            *kept = text_into(r, i, slot)?;
         }
         self.id = r.get(0)?;
         e.time_ms = r.get(1)?;
@@ -279,13 +274,19 @@ impl Row {
         }
         text_into(r, 16, Some(&mut e.scope))?;
         text_into(r, 17, Some(&mut e.signer))?;
-        text_into(r, 18, Some(&mut e.grant_expires))
+        text_into(r, 18, Some(&mut e.grant_expires))?;
+        // Columns 2, 10 and 12 of the row: `kind`, `rule`, `tools`.
+        Ok([kept[0], kept[8], kept[10]])
     }
 }
 
-/// Column `i` of `r` into `slot`, in its room, or only checked when there is no slot.
-/// Anything but UTF-8 text fails as reading it as a `String` fails, with that error.
-fn text_into(r: &rusqlite::Row<'_>, i: usize, slot: Option<&mut String>) -> rusqlite::Result<()> {
+/// Column `i` of `r` into `slot`, in its room (when there is one), and its text as SQLite
+/// holds it. Anything but UTF-8 text fails as reading it as a `String` fails, with that error.
+fn text_into<'r>(
+    r: &'r rusqlite::Row<'_>,
+    i: usize,
+    slot: Option<&mut String>,
+) -> rusqlite::Result<&'r str> {
     if let ValueRef::Text(t) = r.get_ref(i)?
         && let Ok(s) = std::str::from_utf8(t)
     {
@@ -293,9 +294,9 @@ fn text_into(r: &rusqlite::Row<'_>, i: usize, slot: Option<&mut String>) -> rusq
             slot.clear();
             slot.push_str(s);
         }
-        return Ok(());
+        return Ok(s);
     }
-    r.get::<_, String>(i).map(drop)
+    r.get::<_, String>(i).map(|_| "")
 }
 
 /// The stored tools list (a JSON array of strings) into `tools`, reusing its strings: what
