@@ -82,3 +82,89 @@ fn the_hooks_functions_come_first_and_together() {
         hook.2
     );
 }
+
+/// A callgrind profile naming `names` as callgrind does: each function's first mention
+/// carries its name, later ones only its number; a recursion context (`'2`) is a suffix.
+fn callgrind_profile(names: &[&str]) -> String {
+    let mut text = String::from("version: 1\ncreator: callgrind\nevents: Ir\n");
+    for (number, name) in names.iter().enumerate() {
+        text.push_str(&format!("fl=(1) src/x.rs\nfn=({number}) {name}\n1 10\n"));
+        text.push_str(&format!("cfn=({number})\ncalls=1 0\n1 5\n"));
+    }
+    text
+}
+
+/// The list scripts/hot-text writes from the profiles in `dir`.
+fn list_from(dir: &std::path::Path) -> String {
+    let out = dir.join("hot-text");
+    let run = std::process::Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/hot-text"))
+        .arg("--from")
+        .arg(dir)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("this test needs python3, which runs scripts/hot-text");
+    assert!(
+        run.status.success(),
+        "scripts/hot-text --from failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    std::fs::read_to_string(&out).unwrap()
+}
+
+#[test]
+fn the_list_is_the_same_whatever_order_callgrind_names_functions_in() {
+    // Callgrind names a profile's functions in the order of its hash tables, which moves from
+    // run to run; each reordering used to move a pass's text faults by a page or two.
+    let every_pass = [
+        "_ZN10mesh_guard8pipeline4hook17h0123456789abcdefE",
+        "_RNvNtCs1a2b3c_10mesh_guard5shell4walk",
+        "_ZN4core3fmt5write17hfedcba9876543210E.llvm.123456",
+    ];
+    let startup_files = "_ZN10mesh_guard7startup4read17h00000000000000aaE";
+    let (record, ranking) = (
+        "_ZN10mesh_guard6record6append17h00000000000000bbE",
+        "_ZN10mesh_guard5judge4rank17h00000000000000ccE",
+    );
+    // Two passes, named in the order the list favours them: a cheap one and a refusal.
+    let mut refusal: Vec<&str> = every_pass.to_vec();
+    refusal.extend([ranking, record, "0x0000000000401000"]); // the last without a symbol
+    let mut cheaper: Vec<&str> = every_pass.to_vec();
+    cheaper.extend([
+        startup_files,
+        "_ZN10mesh_guard8pipeline4hook17h0123456789abcdefE'2",
+    ]);
+    let lists: Vec<String> = [false, true]
+        .into_iter()
+        .map(|reversed| {
+            let dir = tempfile::tempdir().unwrap();
+            let (mut refusal, mut cheaper) = (refusal.clone(), cheaper.clone());
+            if reversed {
+                refusal.reverse();
+                cheaper.reverse();
+            }
+            let write = |name: &str, names: &[&str]| {
+                std::fs::write(dir.path().join(name), callgrind_profile(names)).unwrap()
+            };
+            write("callgrind-01-0-path.out", &refusal);
+            write("callgrind-00-0-path.out", &cheaper);
+            list_from(dir.path())
+        })
+        .collect();
+    assert_eq!(lists[0], lists[1], "the same profiles gave two lists");
+    let entries: Vec<&str> = lists[0].lines().filter(|l| !l.starts_with('#')).collect();
+    // The first pass's functions first, of those first what the refusal runs as well; the
+    // rest of the refusal's last; within each, by the line's text.
+    assert_eq!(
+        entries,
+        [
+            "fn _RNvNtCs*_10mesh_guard5shell4walk",
+            "fn _ZN10mesh_guard8pipeline4hook17h*E",
+            "fn _ZN4core3fmt5write17h*E",
+            "fn _ZN10mesh_guard7startup4read17h*E",
+            "fn _ZN10mesh_guard5judge4rank17h*E",
+            "fn _ZN10mesh_guard6record6append17h*E",
+        ]
+    );
+}
