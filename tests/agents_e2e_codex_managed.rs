@@ -97,24 +97,24 @@ fn a_managed_codex_hook_holds_against_the_users_own_switches() {
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
     std::fs::copy(env!("CARGO_BIN_EXE_mesh-guard"), &bin).unwrap();
     let catalog = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/catalog.toml");
-    let install = Command::new(&bin)
-        .arg("--catalog")
-        .arg(&catalog)
-        .arg("--db")
-        .arg(&scene.db)
-        .args([
-            "install",
-            "codex",
-            "--scope",
-            "managed",
-            "--managed-hooks-only",
-        ])
-        .arg("--root")
-        .arg(&stage)
-        .arg("--bin")
-        .arg(&bin)
-        .output()
-        .unwrap();
+    let install = common_e2e::output_of_fresh_copy(
+        Command::new(&bin)
+            .arg("--catalog")
+            .arg(&catalog)
+            .arg("--db")
+            .arg(&scene.db)
+            .args([
+                "install",
+                "codex",
+                "--scope",
+                "managed",
+                "--managed-hooks-only",
+            ])
+            .arg("--root")
+            .arg(&stage)
+            .arg("--bin")
+            .arg(&bin),
+    );
     assert!(
         install.status.success(),
         "{}",

@@ -123,17 +123,17 @@ fn a_managed_copilot_policy_hook_holds_against_disable_all_hooks() {
     let bin = stage.join("usr/local/bin/mesh-guard");
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
     std::fs::copy(env!("CARGO_BIN_EXE_mesh-guard"), &bin).unwrap();
-    let install = Command::new(&bin)
-        .arg("--catalog")
-        .arg(common_e2e::root().join("examples/catalog.toml"))
-        .arg("--db")
-        .arg(&scene.db)
-        .args(["install", "copilot", "--scope", "managed", "--root"])
-        .arg(&stage)
-        .arg("--bin")
-        .arg(&bin)
-        .output()
-        .unwrap();
+    let install = common_e2e::output_of_fresh_copy(
+        Command::new(&bin)
+            .arg("--catalog")
+            .arg(common_e2e::root().join("examples/catalog.toml"))
+            .arg("--db")
+            .arg(&scene.db)
+            .args(["install", "copilot", "--scope", "managed", "--root"])
+            .arg(&stage)
+            .arg("--bin")
+            .arg(&bin),
+    );
     assert!(install.status.success(), "{install:?}");
     // The user's switches: every hook off, in their own settings and in the repository's.
     let copilot_home = scene.home.join(".copilot");

@@ -83,17 +83,17 @@ fn run_managed(cli: &Path, user: Value) -> (Scene, FakeApi, String) {
     let bin = stage.join("usr/local/bin/mesh-guard");
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
     std::fs::copy(env!("CARGO_BIN_EXE_mesh-guard"), &bin).unwrap();
-    let install = Command::new(&bin)
-        .arg("--catalog")
-        .arg(common_e2e::root().join("examples/catalog.toml"))
-        .arg("--db")
-        .arg(&scene.db)
-        .args(["install", "gemini", "--scope", "managed", "--root"])
-        .arg(&stage)
-        .arg("--bin")
-        .arg(&bin)
-        .output()
-        .unwrap();
+    let install = common_e2e::output_of_fresh_copy(
+        Command::new(&bin)
+            .arg("--catalog")
+            .arg(common_e2e::root().join("examples/catalog.toml"))
+            .arg("--db")
+            .arg(&scene.db)
+            .args(["install", "gemini", "--scope", "managed", "--root"])
+            .arg(&stage)
+            .arg("--bin")
+            .arg(&bin),
+    );
     assert!(install.status.success(), "{install:?}");
     let mut settings = user;
     settings["security"] = json!({"auth": {"selectedType": "gemini-api-key"}});

@@ -400,6 +400,25 @@ impl Output {
     }
 }
 
+/// The output of a program copied a moment ago. While the copy was written, another test
+/// thread of this binary may have forked: its child holds the copy open for writing until it
+/// execs, and running the copy meanwhile fails with ETXTBSY ("Text file busy", seen in CI).
+/// That lasts only until the child's exec, so the run is tried again for up to two seconds.
+pub fn output_of_fresh_copy(command: &mut Command) -> std::process::Output {
+    let started = Instant::now();
+    loop {
+        match command.output() {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::ExecutableFileBusy
+                    && started.elapsed() < Duration::from_secs(2) =>
+            {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            done => return done.unwrap(),
+        }
+    }
+}
+
 /// Runs `command` (stdin closed, outputs read as they come), killing it after `RUN_TIMEOUT`.
 pub fn run(mut command: Command) -> Output {
     let mut child = command
