@@ -176,16 +176,26 @@ impl Event {
     pub fn now(kind: Kind) -> Event {
         Event {
             time_ms: now_ms(),
-            kind,
-            agent: String::new(),
-            session_id: String::new(),
-            tool_use_id: String::new(),
-            cwd: String::new(),
             user: env_nonempty("USER")
                 .or_else(|| env_nonempty("LOGNAME"))
                 .or_else(user_from_uid)
                 .unwrap_or_default(),
             host: host_name(),
+            ..Event::empty(kind)
+        }
+    }
+
+    /// An event of `kind` with every other field empty (time 0).
+    pub(crate) fn empty(kind: Kind) -> Event {
+        Event {
+            time_ms: 0,
+            kind,
+            agent: String::new(),
+            session_id: String::new(),
+            tool_use_id: String::new(),
+            cwd: String::new(),
+            user: String::new(),
+            host: String::new(),
             command: String::new(),
             rule: RowRule::None,
             target: String::new(),

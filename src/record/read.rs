@@ -16,14 +16,7 @@ impl Store {
         filter: &Filter,
         mut each: impl FnMut(&Row) -> ControlFlow<()>,
     ) -> Result<(), RecordError> {
-        let (selection, args) = selection(filter);
-        let sql = format!("SELECT {ROW_COLUMNS} FROM events {selection}");
-        self.each_of(
-            &sql,
-            rusqlite::params_from_iter(args),
-            Row::read_from,
-            &mut each,
-        )
+        self.each_selected(filter, ROW_COLUMNS, Row::read_from, &mut each)
     }
 
     /// [`Store::each_row`] for the table: only the columns it shows are read; the others are
@@ -33,14 +26,20 @@ impl Store {
         filter: &Filter,
         mut each: impl FnMut(&Row) -> ControlFlow<()>,
     ) -> Result<(), RecordError> {
+        self.each_selected(filter, TABLE_COLUMNS, Row::read_table_from, &mut each)
+    }
+
+    /// The rows `filter` selects, as `columns`, each read by `decode` and given to `each`.
+    fn each_selected(
+        &self,
+        filter: &Filter,
+        columns: &str,
+        decode: Decoder,
+        each: &mut dyn FnMut(&Row) -> ControlFlow<()>,
+    ) -> Result<(), RecordError> {
         let (selection, args) = selection(filter);
-        let sql = format!("SELECT {TABLE_COLUMNS} FROM events {selection}");
-        self.each_of(
-            &sql,
-            rusqlite::params_from_iter(args),
-            Row::read_table_from,
-            &mut each,
-        )
+        let sql = format!("SELECT {columns} FROM events {selection}");
+        self.each_of(&sql, rusqlite::params_from_iter(args), decode, each)
     }
 
     /// The extent of the rows `filter` selects, for laying a table out before printing it:

@@ -155,25 +155,7 @@ impl Row {
         Row {
             id: 0,
             hash: String::new(),
-            event: Event {
-                time_ms: 0,
-                kind: Kind::Refusal,
-                agent: String::new(),
-                session_id: String::new(),
-                tool_use_id: String::new(),
-                cwd: String::new(),
-                user: String::new(),
-                host: String::new(),
-                command: String::new(),
-                rule: RowRule::None,
-                target: String::new(),
-                tools: Vec::new(),
-                shape: String::new(),
-                reason: String::new(),
-                scope: String::new(),
-                signer: String::new(),
-                grant_expires: String::new(),
-            },
+            event: Event::empty(Kind::Refusal),
         }
     }
 

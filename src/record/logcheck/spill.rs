@@ -365,9 +365,8 @@ mod tests {
         .concat();
         let log = Spilled::read(text.as_bytes(), "/r/a.db").unwrap();
         assert!(log.in_order.sorted(false) && !log.in_order.sorted(true));
-        let ids = |v: Vec<(i64, String)>| v;
         assert_eq!(
-            ids(events(&log, false)),
+            events(&log, false),
             [(1, "a".into()), (2, "b".into()), (5, "c".into())]
         );
         let whole: Vec<i64> = events(&log, true).into_iter().map(|(id, _)| id).collect();
