@@ -16,7 +16,6 @@ mod common_e2e;
 use common_e2e::{FakeApi, Reply, Request, Scene, agent_cli, run};
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use std::process::Command;
 
 fn prerequisites() -> Option<PathBuf> {
     let cli = agent_cli("codex", "MESH_GUARD_CODEX", "codex")?;
@@ -92,34 +91,7 @@ fn outputs(body: &Value) -> Vec<String> {
 fn a_managed_codex_hook_holds_against_the_users_own_switches() {
     let Some(cli) = prerequisites() else { return };
     let scene = Scene::new();
-    let stage = scene.home.parent().unwrap().join("stage");
-    let bin = stage.join("usr/local/bin/mesh-guard");
-    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_mesh-guard"), &bin).unwrap();
-    let catalog = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/catalog.toml");
-    let install = common_e2e::output_of_fresh_copy(
-        Command::new(&bin)
-            .arg("--catalog")
-            .arg(&catalog)
-            .arg("--db")
-            .arg(&scene.db)
-            .args([
-                "install",
-                "codex",
-                "--scope",
-                "managed",
-                "--managed-hooks-only",
-            ])
-            .arg("--root")
-            .arg(&stage)
-            .arg("--bin")
-            .arg(&bin),
-    );
-    assert!(
-        install.status.success(),
-        "{}",
-        String::from_utf8_lossy(&install.stderr)
-    );
+    let stage = scene.install_managed("codex", &["--managed-hooks-only"]);
 
     // The user's own switches: hooks off in their config, a hooks.json of their own that
     // would run nothing of the guard's.

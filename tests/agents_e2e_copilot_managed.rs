@@ -10,7 +10,6 @@ mod common_e2e;
 use common_e2e::{FakeApi, Reply, Request, Scene, agent_cli, run};
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use std::process::Command;
 
 fn prerequisites() -> Option<PathBuf> {
     let cli = agent_cli("copilot", "MESH_GUARD_COPILOT", "copilot")?;
@@ -119,22 +118,7 @@ fn tool_results(body: &Value) -> Vec<String> {
 fn a_managed_copilot_policy_hook_holds_against_disable_all_hooks() {
     let Some(cli) = prerequisites() else { return };
     let scene = Scene::new();
-    let stage = scene.home.parent().unwrap().join("stage");
-    let bin = stage.join("usr/local/bin/mesh-guard");
-    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_mesh-guard"), &bin).unwrap();
-    let install = common_e2e::output_of_fresh_copy(
-        Command::new(&bin)
-            .arg("--catalog")
-            .arg(common_e2e::root().join("examples/catalog.toml"))
-            .arg("--db")
-            .arg(&scene.db)
-            .args(["install", "copilot", "--scope", "managed", "--root"])
-            .arg(&stage)
-            .arg("--bin")
-            .arg(&bin),
-    );
-    assert!(install.status.success(), "{install:?}");
+    let stage = scene.install_managed("copilot", &[]);
     // The user's switches: every hook off, in their own settings and in the repository's.
     let copilot_home = scene.home.join(".copilot");
     std::fs::create_dir_all(&copilot_home).unwrap();

@@ -11,7 +11,6 @@ mod common_e2e;
 use common_e2e::{FakeApi, Reply, Request, Scene, agent_cli, run};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn prerequisites() -> Option<PathBuf> {
     let cli = agent_cli("gemini", "MESH_GUARD_GEMINI", "gemini")?;
@@ -79,22 +78,7 @@ fn function_responses_in(body: &Value) -> Vec<Value> {
 /// One run with the managed install, and `user` as the user's own settings.
 fn run_managed(cli: &Path, user: Value) -> (Scene, FakeApi, String) {
     let scene = Scene::new();
-    let stage = scene.home.parent().unwrap().join("stage");
-    let bin = stage.join("usr/local/bin/mesh-guard");
-    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_mesh-guard"), &bin).unwrap();
-    let install = common_e2e::output_of_fresh_copy(
-        Command::new(&bin)
-            .arg("--catalog")
-            .arg(common_e2e::root().join("examples/catalog.toml"))
-            .arg("--db")
-            .arg(&scene.db)
-            .args(["install", "gemini", "--scope", "managed", "--root"])
-            .arg(&stage)
-            .arg("--bin")
-            .arg(&bin),
-    );
-    assert!(install.status.success(), "{install:?}");
+    let stage = scene.install_managed("gemini", &[]);
     let mut settings = user;
     settings["security"] = json!({"auth": {"selectedType": "gemini-api-key"}});
     std::fs::create_dir_all(scene.home.join(".gemini")).unwrap();

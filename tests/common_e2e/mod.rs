@@ -404,7 +404,7 @@ impl Output {
 /// thread of this binary may have forked: its child holds the copy open for writing until it
 /// execs, and running the copy meanwhile fails with ETXTBSY ("Text file busy", seen in CI).
 /// That lasts only until the child's exec, so the run is tried again for up to two seconds.
-pub fn output_of_fresh_copy(command: &mut Command) -> std::process::Output {
+fn output_of_fresh_copy(command: &mut Command) -> std::process::Output {
     let started = Instant::now();
     loop {
         match command.output() {
@@ -546,6 +546,35 @@ pub fn agent_user() -> (u32, u32) {
 }
 
 impl Scene {
+    /// A staged system tree beside the scene, `stage/`, holding a copy of mesh-guard in
+    /// `usr/local/bin` and what `install AGENT --scope managed` (with `extra`) wrote for the
+    /// example catalog: as an administrator installs for every user.
+    pub fn install_managed(&self, agent: &str, extra: &[&str]) -> PathBuf {
+        let stage = self.home.parent().unwrap().join("stage");
+        let bin = stage.join("usr/local/bin/mesh-guard");
+        std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        std::fs::copy(env!("CARGO_BIN_EXE_mesh-guard"), &bin).unwrap();
+        let install = output_of_fresh_copy(
+            Command::new(&bin)
+                .arg("--catalog")
+                .arg(root().join("examples/catalog.toml"))
+                .arg("--db")
+                .arg(&self.db)
+                .args(["install", agent, "--scope", "managed"])
+                .args(extra)
+                .arg("--root")
+                .arg(&stage)
+                .arg("--bin")
+                .arg(&bin),
+        );
+        assert!(
+            install.status.success(),
+            "{install:?}\n{}",
+            String::from_utf8_lossy(&install.stderr)
+        );
+        stage
+    }
+
     /// Hands the scene to the agent's user: its home and working directory theirs, the
     /// scene's directory open to them (sticky, so the record may be made there); anything
     /// else in it (a staged system tree) stays root's.
