@@ -72,30 +72,45 @@ pub struct Spilled {
 }
 
 /// Whether the ids seen so far never went down, for every event and for this record's.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct InOrder {
-    all: Option<i64>,
-    mine: Option<i64>,
-    all_sorted: bool,
-    mine_sorted: bool,
+    all: Ascending,
+    mine: Ascending,
 }
 
 impl InOrder {
     fn see(&mut self, id: i64, mine: bool) {
-        self.all_sorted &= self.all.is_none_or(|last| id >= last);
-        self.all = Some(id);
+        self.all.see(id);
         if mine {
-            self.mine_sorted &= self.mine.is_none_or(|last| id >= last);
-            self.mine = Some(id);
+            self.mine.see(id);
         }
     }
 
     fn sorted(self, whole: bool) -> bool {
-        if whole {
-            self.all_sorted
-        } else {
-            self.mine_sorted
+        if whole { self.all } else { self.mine }.so_far
+    }
+}
+
+/// Whether a run of ids never went down.
+#[derive(Clone, Copy)]
+struct Ascending {
+    last: i64,
+    so_far: bool,
+}
+
+impl Default for Ascending {
+    fn default() -> Self {
+        Ascending {
+            last: i64::MIN,
+            so_far: true,
         }
+    }
+}
+
+impl Ascending {
+    fn see(&mut self, id: i64) {
+        self.so_far &= id >= self.last;
+        self.last = id;
     }
 }
 
@@ -126,12 +141,7 @@ impl Spilled {
         )?;
         let (mut all, mut mine_all, mut unrecorded_all, mut unrecorded_mine) = (0, 0, 0, 0);
         let mut too_long = Vec::new();
-        let mut in_order = InOrder {
-            all: None,
-            mine: None,
-            all_sorted: true,
-            mine_sorted: true,
-        };
+        let mut in_order = InOrder::default();
         // Prepared once for the whole log, not looked up in the statement cache per line.
         let mut logged_row = conn.prepare(
             "INSERT INTO logged (id, seq, kind, hash, mine) VALUES (?1, ?2, ?3, ?4, ?5)",
