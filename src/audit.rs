@@ -8,7 +8,7 @@ pub use crate::time::{format_time, parse_time};
 
 mod json;
 mod table;
-pub use json::{JsonArray, JsonLines, JsonRow, render_json, render_jsonl_line, to_string_pretty};
+pub use json::{JsonArray, jsonl_line_into, render_json, to_string_pretty};
 pub(crate) use table::clean;
 pub use table::{NO_EVENTS, Table, Widths, render_table};
 
@@ -122,6 +122,13 @@ impl CsvRows {
     }
 }
 
+/// Whether `keep` keeps every byte of `s`. The views ask it of every text they print (is it
+/// plain printable ASCII?). Asked of every byte without stopping at the first it rejects, it
+/// is compiled to vector compares, 16 bytes at a time, instead of a test and a jump a byte.
+pub(crate) fn every_byte(s: &str, keep: impl Fn(u8) -> bool) -> bool {
+    s.bytes().fold(true, |all, b| all & keep(b))
+}
+
 /// An integer's decimal text, on the stack.
 struct Decimal {
     bytes: [u8; 20],
@@ -178,9 +185,7 @@ fn csv_fields<'f>(out: &mut String, fields: impl IntoIterator<Item = &'f str>) {
 /// One field, drawn (`visible`) and quoted when it must be.
 fn csv_field(out: &mut String, f: &str) {
     // Printable ASCII without a comma or a quote is written as it is (most fields).
-    if f.bytes()
-        .all(|b| (0x20..0x7f).contains(&b) && b != b',' && b != b'"')
-    {
+    if every_byte(f, |b| (0x20..0x7f).contains(&b) && b != b',' && b != b'"') {
         out.push_str(f);
         return;
     }
@@ -276,6 +281,20 @@ pub fn render_missing(shapes: &[(String, u64, u64)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_byte_finds_a_rejected_byte_wherever_it_is() {
+        let plain = |s: &str| every_byte(s, |b| b != b'!');
+        for n in [0, 1, 31, 32, 33, 64, 95] {
+            let s = "x".repeat(n);
+            assert!(plain(&s), "{n}");
+            for at in 0..n {
+                let mut bad = s.clone().into_bytes();
+                bad[at] = b'!';
+                assert!(!plain(std::str::from_utf8(&bad).unwrap()), "{n} {at}");
+            }
+        }
+    }
 
     #[test]
     fn decimals_are_what_formatting_writes() {

@@ -1,6 +1,7 @@
 //! The JSON views: a row as an object, whole arrays written element by element, lines of
-//! JSON. serde_json writes them, through [`Escaping`], which also escapes what serde_json
-//! leaves raw in strings, so the text is final as it is written: no second pass over it.
+//! JSON. A recorded row is laid out here, as serde_json lays it out; anything else, and every
+//! string that needs escaping, serde_json writes, through [`Escaping`], which also escapes what
+//! serde_json leaves raw in strings, so the text is final as it is written.
 
 use std::io;
 
@@ -9,89 +10,124 @@ use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
 
 use crate::record::Row;
 
-/// One row as the JSON views write it: every field in full, in this order.
-#[derive(Serialize)]
-pub struct JsonRow<'a> {
-    id: i64,
-    time: Time,
-    time_ms: i64,
-    kind: &'a str,
-    agent: &'a str,
-    session_id: &'a str,
-    tool_use_id: &'a str,
-    cwd: &'a str,
-    user: &'a str,
-    host: &'a str,
-    command: &'a str,
-    rule: &'a str,
-    target: &'a str,
-    tools: &'a [String],
-    shape: &'a str,
-    reason: &'a str,
-    scope: &'a str,
-    signer: &'a str,
-    grant_expires: &'a str,
-    hash: &'a str,
+/// One row as the JSON views write it: every field in full, in this order, laid out exactly
+/// as serde_json lays out the same object (the tests hold it to that). Written by hand rather
+/// than serialized: serde_json writes a string a byte at a time and every piece of layout
+/// through its own small write, which was two fifths of `audit --format json` at a million
+/// rows (issue 39). A string that needs no escaping is copied whole; any other is escaped by
+/// serde_json, through [`Escaping`].
+struct JsonRow<'a>(&'a Row);
+
+/// A member's key with what comes before it and after it, in one piece: pretty (one level
+/// inside an array) and compact. The lead's comma is left out before the first member.
+macro_rules! key {
+    ($name:literal) => {
+        [
+            concat!(",\n    \"", $name, "\": "),
+            concat!(",\"", $name, "\":"),
+        ]
+    };
 }
 
-impl<'a> JsonRow<'a> {
-    pub fn of(r: &'a Row) -> Self {
-        let e = &r.event;
-        JsonRow {
-            id: r.id,
-            time: Time(crate::time::TimeText::of(e.time_ms, true)),
-            time_ms: e.time_ms,
-            kind: e.kind.as_str(),
-            agent: &e.agent,
-            session_id: &e.session_id,
-            tool_use_id: &e.tool_use_id,
-            cwd: &e.cwd,
-            user: &e.user,
-            host: &e.host,
-            command: &e.command,
-            rule: e.rule.as_str(),
-            target: &e.target,
-            tools: &e.tools,
-            shape: &e.shape,
-            reason: &e.reason,
-            scope: &e.scope,
-            signer: &e.signer,
-            grant_expires: &e.grant_expires,
-            hash: &r.hash,
+impl JsonRow<'_> {
+    /// Appends the row's object: `pretty`, as an element of the pretty array, or compact.
+    fn write(&self, pretty: bool, out: &mut String) {
+        let (r, e) = (self.0, &self.0.event);
+        out.push('{');
+        let mut o = Object {
+            out,
+            pretty,
+            first: true,
+        };
+        o.number(key!("id"), r.id);
+        let time = crate::time::TimeText::of(e.time_ms, true);
+        o.string(key!("time"), time.as_str());
+        o.number(key!("time_ms"), e.time_ms);
+        o.string(key!("kind"), e.kind.as_str());
+        o.string(key!("agent"), &e.agent);
+        o.string(key!("session_id"), &e.session_id);
+        o.string(key!("tool_use_id"), &e.tool_use_id);
+        o.string(key!("cwd"), &e.cwd);
+        o.string(key!("user"), &e.user);
+        o.string(key!("host"), &e.host);
+        o.string(key!("command"), &e.command);
+        o.string(key!("rule"), e.rule.as_str());
+        o.string(key!("target"), &e.target);
+        o.strings(key!("tools"), &e.tools);
+        o.string(key!("shape"), &e.shape);
+        o.string(key!("reason"), &e.reason);
+        o.string(key!("scope"), &e.scope);
+        o.string(key!("signer"), &e.signer);
+        o.string(key!("grant_expires"), &e.grant_expires);
+        o.string(key!("hash"), &r.hash);
+        o.out.push_str(if pretty { "\n  }" } else { "}" });
+    }
+}
+
+/// A flat object being written, one member at a time.
+struct Object<'o> {
+    out: &'o mut String,
+    pretty: bool,
+    first: bool,
+}
+
+impl Object<'_> {
+    fn key(&mut self, [pretty, compact]: [&str; 2]) {
+        let lead = if self.pretty { pretty } else { compact };
+        self.out
+            .push_str(if self.first { &lead[1..] } else { lead });
+        self.first = false;
+    }
+
+    fn number(&mut self, key: [&str; 2], n: i64) {
+        self.key(key);
+        self.out.push_str(super::Decimal::of(n).as_str());
+    }
+
+    fn string(&mut self, key: [&str; 2], s: &str) {
+        self.key(key);
+        push_string(self.out, s);
+    }
+
+    fn strings(&mut self, key: [&str; 2], list: &[String]) {
+        self.key(key);
+        if list.is_empty() {
+            self.out.push_str("[]");
+            return;
         }
+        for (i, s) in list.iter().enumerate() {
+            self.out.push_str(match (i, self.pretty) {
+                (0, true) => "[\n      ",
+                (_, true) => ",\n      ",
+                (0, false) => "[",
+                (_, false) => ",",
+            });
+            push_string(self.out, s);
+        }
+        self.out.push_str(if self.pretty { "\n    ]" } else { "]" });
     }
 }
 
-/// A time as the JSON views write it: a string.
-struct Time(crate::time::TimeText);
-
-impl Serialize for Time {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.0.as_str())
+/// Appends `s` as a JSON string: copied between quotes when every byte is printable ASCII
+/// other than a quote or a backslash (almost every recorded text), else escaped by serde_json
+/// and [`Escaping`].
+fn push_string(out: &mut String, s: &str) {
+    if super::every_byte(s, |b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\') {
+        out.reserve(s.len() + 2);
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return;
     }
+    let mut json = Vec::new();
+    write_into(&s, || CompactFormatter, &mut json);
+    push_utf8(&json, out);
 }
 
-/// One row as one line of JSON (`audit export --format jsonl`).
-pub fn render_jsonl_line(r: &Row) -> String {
-    let mut line = String::new();
-    JsonLines::default().line(r, &mut line);
-    line
-}
-
-/// Rows as lines of JSON, each appended to the caller's text; the room a line is serialized
-/// in is kept from row to row.
-#[derive(Default)]
-pub struct JsonLines {
-    scratch: Vec<u8>,
-}
-
-impl JsonLines {
-    /// Appends one row's line to `out`.
-    pub fn line(&mut self, r: &Row, out: &mut String) {
-        write_into(&JsonRow::of(r), || CompactFormatter, &mut self.scratch);
-        push_utf8(&self.scratch, out);
-        out.push('\n');
-    }
+/// Appends one row as one line of JSON (`audit export --format jsonl`).
+pub fn jsonl_line_into(r: &Row, out: &mut String) {
+    JsonRow(r).write(false, out);
+    out.push('\n');
 }
 
 /// Recorded rows as a JSON array of objects, every field in full.
@@ -99,7 +135,7 @@ pub fn render_json(rows: &[Row]) -> String {
     let mut array = JsonArray::pretty();
     let mut out = String::new();
     for r in rows {
-        array.element_into(&JsonRow::of(r), &mut out);
+        array.row_into(r, &mut out);
     }
     out.push_str(&array.end());
     out
@@ -148,13 +184,7 @@ impl JsonArray {
 
     /// [`JsonArray::element`] appended to `out`.
     pub fn element_into(&mut self, v: &impl Serialize, out: &mut String) {
-        let lead = match (self.started, self.pretty) {
-            (false, true) => "[\n  ",
-            (true, true) => ",\n  ",
-            (false, false) => "[",
-            (true, false) => ",",
-        };
-        self.started = true;
+        self.lead_into(out);
         if self.pretty {
             // The element sits one level inside the array: the formatter is told the
             // array began, so it indents the element's lines as the whole array's.
@@ -167,8 +197,24 @@ impl JsonArray {
         } else {
             write_into(v, || CompactFormatter, &mut self.scratch);
         }
-        out.push_str(lead);
         push_utf8(&self.scratch, out);
+    }
+
+    /// A recorded row as the next element, appended to `out`.
+    pub fn row_into(&mut self, r: &Row, out: &mut String) {
+        self.lead_into(out);
+        JsonRow(r).write(self.pretty, out);
+    }
+
+    /// What comes before the next element.
+    fn lead_into(&mut self, out: &mut String) {
+        out.push_str(match (self.started, self.pretty) {
+            (false, true) => "[\n  ",
+            (true, true) => ",\n  ",
+            (false, false) => "[",
+            (true, false) => ",",
+        });
+        self.started = true;
     }
 
     /// The array's end, and the newline that follows it.
@@ -304,6 +350,78 @@ mod tests {
         assert_eq!(p, serde_json::to_string_pretty(&whole).unwrap() + "\n");
         assert_eq!(c, serde_json::to_string(&whole).unwrap() + "\n");
         assert_eq!(JsonArray::pretty().end(), "[]\n");
+    }
+
+    /// Rows whose texts take every path of [`push_string`], with none, one and two tools.
+    fn rows() -> Vec<Row> {
+        let texts = [
+            "ssh atlas 'journalctl -u x | tail'",
+            "",
+            "say \"hi\" \\ there",
+            "tab\there\nline\r\u{1b}[31m\u{0}",
+            "é ü \u{a0} 漢字 🚀",
+            "del\u{7f} c1\u{85} bidi\u{202e}\u{2066}",
+            "a block of thirty-two plain bytes, and then one more: \"",
+        ];
+        (0..texts.len())
+            .map(|i| {
+                let text = |k: usize| texts[(i + k) % texts.len()].to_string();
+                let mut r = Row::empty();
+                r.id = [1, -7, i64::MAX, i64::MIN, 0, 42, 100_000][i];
+                r.hash = "ab".repeat(32);
+                let e = &mut r.event;
+                e.time_ms = [0, 1_796_506_449_945, -1, 86_400_000][i % 4];
+                (e.agent, e.session_id, e.tool_use_id, e.cwd) =
+                    (text(0), text(1), text(2), text(3));
+                (e.user, e.host, e.command, e.target) = (text(4), text(5), text(6), text(0));
+                (e.shape, e.reason, e.scope, e.signer) = (text(1), text(2), text(3), text(4));
+                e.grant_expires = text(5);
+                e.tools = (0..i % 3).map(text).collect();
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_row_is_laid_out_as_serde_json_lays_out_its_value() {
+        let (mut pretty, mut compact) = (JsonArray::pretty(), JsonArray::compact());
+        let (mut p, mut c, mut lines) = (String::new(), String::new(), String::new());
+        for r in rows() {
+            pretty.row_into(&r, &mut p);
+            compact.row_into(&r, &mut c);
+            jsonl_line_into(&r, &mut lines);
+        }
+        p.push_str(&pretty.end());
+        c.push_str(&compact.end());
+        // Read back, every field is the row's; written again by serde_json (keys in order),
+        // it is the same text, byte for byte.
+        let value: serde_json::Value = serde_json::from_str(&p).unwrap();
+        for (v, r) in value.as_array().unwrap().iter().zip(rows()) {
+            let e = &r.event;
+            assert_eq!(v["id"], r.id);
+            assert_eq!(v["time_ms"], e.time_ms);
+            assert_eq!(
+                v["time"],
+                crate::time::TimeText::of(e.time_ms, true).as_str()
+            );
+            assert_eq!(v["command"], e.command.as_str());
+            assert_eq!(v["grant_expires"], e.grant_expires.as_str());
+            assert_eq!(v["tools"], serde_json::json!(e.tools));
+            assert_eq!(v["hash"], r.hash.as_str());
+            assert_eq!(v.as_object().unwrap().len(), 20);
+        }
+        assert_eq!(p, to_string_pretty(&value) + "\n");
+        let mut whole = Vec::new();
+        write_into(&value, || CompactFormatter, &mut whole);
+        assert_eq!(c, String::from_utf8(whole).unwrap() + "\n");
+        let each: Vec<&str> = lines.lines().collect();
+        assert_eq!(each.len(), rows().len());
+        for (line, v) in each.iter().zip(value.as_array().unwrap()) {
+            let mut one = Vec::new();
+            write_into(v, || CompactFormatter, &mut one);
+            assert_eq!(line.as_bytes(), one);
+        }
+        assert!(p.contains("\\u202e") && p.contains("\\u007f") && p.contains("\\u0000"));
     }
 
     #[test]

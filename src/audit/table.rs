@@ -189,7 +189,7 @@ impl Table {
 /// characters it appended.
 fn push_fit(out: &mut String, s: &str, width: usize) -> usize {
     // Printable ASCII (most cells) is clean as it is, one character a byte.
-    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+    if super::every_byte(s, |b| (0x20..0x7f).contains(&b)) {
         if s.len() <= width {
             out.push_str(s);
             return s.len();
@@ -210,7 +210,7 @@ pub(crate) fn clean(s: &str) -> Cow<'_, str> {
     let unsafe_char =
         |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
     // Printable ASCII (most cells) is clean, and is told by its bytes alone.
-    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) || !s.chars().any(unsafe_char) {
+    if super::every_byte(s, |b| (0x20..0x7f).contains(&b)) || !s.chars().any(unsafe_char) {
         return Cow::Borrowed(s);
     }
     s.chars()

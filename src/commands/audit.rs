@@ -52,10 +52,10 @@ pub fn run(paths: &Paths, action: Option<AuditAction>, query: AuditQuery) -> i32
     let mut out = Sink::default();
     let shown = match action {
         Some(AuditAction::Verify { .. }) | Some(AuditAction::Prune { .. }) => return exit::ERROR,
-        Some(AuditAction::Export { format: _, after }) => {
-            let mut lines = crate::audit::JsonLines::default();
-            store.each_row_after(after.unwrap_or(0), |r| out.write(|buf| lines.line(r, buf)))
-        }
+        Some(AuditAction::Export { format: _, after }) => store
+            .each_row_after(after.unwrap_or(0), |r| {
+                out.write(|buf| crate::audit::jsonl_line_into(r, buf))
+            }),
         Some(AuditAction::Missing { format }) => missing(&store, format, &mut out),
         None => match filter(&query) {
             Ok(filter) => list(&store, &filter, &query, &mut out),
@@ -182,7 +182,7 @@ fn list(
                 let mut array = crate::audit::JsonArray::pretty();
                 store.each_row(filter, |r| {
                     page.take(r)?;
-                    out.write(|buf| array.element_into(&crate::audit::JsonRow::of(r), buf))
+                    out.write(|buf| array.row_into(r, buf))
                 })?;
                 let _ = out.push(&array.end());
             }

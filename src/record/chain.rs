@@ -156,10 +156,15 @@ pub(crate) fn hex(b: &[u8]) -> String {
 /// [`hex`] appended to `out`.
 pub(crate) fn hex_into(b: &[u8], out: &mut String) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    out.reserve(b.len() * 2);
-    for &x in b {
-        out.push(char::from(DIGITS[usize::from(x >> 4)]));
-        out.push(char::from(DIGITS[usize::from(x & 0xf)]));
+    // A block at a time on the stack, then appended whole: a `push` per digit checked the
+    // room and encoded a char each time (3% of a view that prints a million hashes).
+    for block in b.chunks(32) {
+        let mut text = [0u8; 64];
+        for (pair, &x) in text.chunks_exact_mut(2).zip(block) {
+            pair[0] = DIGITS[usize::from(x >> 4)];
+            pair[1] = DIGITS[usize::from(x & 0xf)];
+        }
+        out.push_str(std::str::from_utf8(&text[..block.len() * 2]).unwrap_or_default());
     }
 }
 
@@ -224,6 +229,18 @@ fn broken(id: i64, breach: Breach) -> Verification {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_is_two_lower_case_digits_a_byte_across_blocks() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        let mut text = "kept:".to_string();
+        hex_into(&bytes, &mut text);
+        let expected: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(text, format!("kept:{expected}"));
+        for n in [0, 1, 31, 32, 33, 64, 65] {
+            assert_eq!(hex(&bytes[..n]), expected[..2 * n]);
+        }
+    }
 
     fn fields(id: i64, command: &str) -> Fields<'_> {
         Fields {
