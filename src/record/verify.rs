@@ -29,9 +29,9 @@ impl Store {
             store: self,
             error: Default::default(),
         };
-        let mut tools = Vec::new();
+        let (mut tools, mut encoded) = (Vec::new(), Vec::new());
         while let Some(r) = rows.next().map_err(|e| self.err(&e))? {
-            let l = link(r, &mut tools).map_err(|e| self.err(&e))?;
+            let l = link(r, &mut tools, &mut encoded).map_err(|e| self.err(&e))?;
             if let Some(found) = walk.step(l, &around) {
                 return around.failed().map(|()| found);
             }

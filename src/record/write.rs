@@ -238,12 +238,14 @@ fn text_ref(v: ValueRef<'_>) -> Option<&str> {
 }
 
 /// Reads one row for the chain walk. A column of the wrong type makes the row unsound rather
-/// than failing the walk, so `verify` still names it. The texts are hashed where SQLite holds
-/// them, and the tools decoded into `tools`, the walk's room for them kept from row to row: a
-/// walk over a million rows allocates only the two hashes per row (issue 39).
+/// than failing the walk, so `verify` still names it. The texts are read where SQLite holds
+/// them, the tools decoded into `tools` and the row encoded into `encoded`, the walk's rooms
+/// for them kept from row to row: a walk over a million rows allocates only the two hashes
+/// per row (issue 39).
 pub(crate) fn link(
     r: &rusqlite::Row<'_>,
     tools: &mut Vec<String>,
+    encoded: &mut Vec<u8>,
 ) -> rusqlite::Result<chain::Link> {
     let id: i64 = r.get(0)?;
     let prev = blob(r.get_ref(16)?);
@@ -279,8 +281,8 @@ pub(crate) fn link(
         };
         super::row::fill_tools(t.tools, tools).ok()?;
         let f = t.fields(id, time_ms, tools, &granted);
-        let want = chain::row_hash_with::<sha2::Sha256>(format, &prev, &f)?;
-        Some(want.as_slice() == hash.as_slice())
+        chain::row_encoding(format, &prev, &f, encoded)?;
+        Some(<sha2::Sha256 as sha2::Digest>::digest(&encoded[..]).as_slice() == hash.as_slice())
     })()
     .unwrap_or(false);
     Ok(chain::Link {
