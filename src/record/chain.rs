@@ -62,6 +62,7 @@ pub(crate) fn row_encoding(
     f: &Fields<'_>,
     out: &mut Vec<u8>,
 ) -> Option<()> {
+    out.clear();
     match format {
         1 if !f.shape.is_empty() => return None,
         // Rows from before the scope column cannot have one.
@@ -71,7 +72,6 @@ pub(crate) fn row_encoding(
         1..=4 => {}
         _ => return None,
     }
-    out.clear();
     let h = out;
     // Every variable-length field carries its length, so no two different rows share an encoding
     // (without it, "ab"+"c" and "a"+"bc" would hash alike).
