@@ -13,8 +13,11 @@
 //! Each thread has its own lists and its own chunk (decision 0079): no lock and no atomic
 //! instruction on the way. A block may be freed by another thread than the one that had it;
 //! it then waits on the freeing thread's list, which is as good a place as any for memory
-//! that is never given back. A thread that ends leaves its lists behind, unused: the only
-//! threads besides the main one are the hook's deadline watchdog, which ends the process.
+//! that is never given back, unless blocks flow one way between two threads for long: the
+//! freeing thread's lists then grow with every block. So the threads besides the main one
+//! pass no blocks: the hook's deadline watchdog ends the process, and `audit verify`'s
+//! hashing thread hands back links that hold their hashes inline (decision 0082). A thread
+//! that ends leaves its lists behind, unused.
 //!
 //! Out of memory, a hook refuses: the abort Rust would make is an exit status agents take
 //! for "the hook failed", and run the command (decision 0002).

@@ -221,6 +221,43 @@ fn editing_a_hash_or_a_type_is_found_and_named() {
 }
 
 #[test]
+fn a_walk_over_many_batches_names_the_first_break_wherever_it_falls() {
+    // `verify` reads rows in batches of 256 that a second thread hashes: a break on either side
+    // of a batch's edge, or far past the batches first in flight, is named as in a short record.
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    let mut store = Store::open(&path).unwrap();
+    let command = |i: i64| format!("ssh atlas n{i}");
+    store
+        .append_bulk((1..=1300).map(|i| event(Kind::Refusal, "s", &command(i), i)))
+        .unwrap();
+    assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 1300 });
+    for id in [1, 256, 257, 512, 513, 1299, 1300] {
+        let set = |text: &str| {
+            raw(&path)
+                .execute(
+                    "UPDATE events SET command = ?1 WHERE id = ?2",
+                    rusqlite::params![text, id],
+                )
+                .unwrap()
+        };
+        set("ls");
+        assert_eq!(store.verify().unwrap(), broken(id, Breach::Edited), "{id}");
+        set(&command(id));
+    }
+    assert_eq!(store.verify().unwrap(), Verification::Intact { rows: 1300 });
+    // A stored hash of another length than SHA-256's.
+    raw(&path)
+        .execute("UPDATE events SET hash = X'01' WHERE id = 900", [])
+        .unwrap();
+    assert_eq!(store.verify().unwrap(), broken(900, Breach::Edited));
+    raw(&path)
+        .execute("DELETE FROM events WHERE id = 600", [])
+        .unwrap();
+    assert_eq!(store.verify().unwrap(), broken(601, Breach::DeletedBefore));
+}
+
+#[test]
 fn deleting_a_row_is_found_and_the_next_one_named() {
     let dir = tempfile::tempdir().unwrap();
     let (store, path) = store_with(&dir, 5);

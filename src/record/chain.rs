@@ -189,12 +189,37 @@ impl fmt::Display for Verification {
 /// hashes to its stored hash.
 pub(crate) struct Link {
     pub id: i64,
-    pub prev: Vec<u8>,
-    pub hash: Vec<u8>,
+    pub prev: StoredHash,
+    pub hash: StoredHash,
     pub sound: bool,
     /// A checkpoint left by `audit prune`: it carries the pruned chain's head hash and may only
     /// start the chain.
     pub checkpoint: bool,
+}
+
+/// A stored hash as the walk holds it: the 32 bytes of every hash the chain writes, kept inline
+/// (a walk over a million rows allocates nothing for them, and the thread that reads them
+/// need not free what another made), or any other bytes, which only tampering stores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StoredHash {
+    Sha256([u8; 32]),
+    Other(Vec<u8>),
+}
+
+impl StoredHash {
+    pub(crate) fn of(bytes: &[u8]) -> StoredHash {
+        match bytes.try_into() {
+            Ok(hash) => StoredHash::Sha256(hash),
+            Err(_) => StoredHash::Other(bytes.to_vec()),
+        }
+    }
+
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        match self {
+            StoredHash::Sha256(hash) => hash,
+            StoredHash::Other(bytes) => bytes,
+        }
+    }
 }
 
 fn broken(id: i64, breach: Breach) -> Verification {
@@ -250,8 +275,8 @@ mod tests {
                 .to_vec();
             out.push(Link {
                 id,
-                prev: prev.clone(),
-                hash: hash.clone(),
+                prev: StoredHash::of(&prev),
+                hash: StoredHash::of(&hash),
                 sound: true,
                 checkpoint: false,
             });
@@ -342,11 +367,11 @@ mod tests {
     fn an_inserted_row_with_a_correct_hash_is_still_named() {
         // Rows 1..=3; a forger renumbers 3 to 4 and puts a well-formed row 3 after row 2.
         let mut c = chain(3);
-        let forged_hash = row_hash(2, &c[1].hash, &fields(3, "ls")).unwrap().to_vec();
+        let forged_hash = row_hash(2, c[1].hash.as_slice(), &fields(3, "ls")).unwrap();
         let forged = Link {
             id: 3,
             prev: c[1].hash.clone(),
-            hash: forged_hash,
+            hash: StoredHash::of(&forged_hash),
             sound: true,
             checkpoint: false,
         };
@@ -379,7 +404,7 @@ mod tests {
     #[test]
     fn a_rehashed_edit_names_the_edited_row() {
         let mut c = chain(4);
-        c[1].hash = vec![7; 32];
+        c[1].hash = StoredHash::of(&[7; 32]);
         assert_eq!(walk(&c, 4), broken(2, Breach::Edited));
     }
 }

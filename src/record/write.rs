@@ -237,38 +237,48 @@ fn text_ref(v: ValueRef<'_>) -> Option<&str> {
     }
 }
 
-/// Reads one row for the chain walk. A column of the wrong type makes the row unsound rather
-/// than failing the walk, so `verify` still names it. The texts are read where SQLite holds
-/// them, the tools decoded into `tools` and the row encoded into `encoded`, the walk's rooms
-/// for them kept from row to row: a walk over a million rows allocates only the two hashes
-/// per row (issue 39).
+/// Reads one row for the chain walk, from its columns' values. A column of the wrong type makes
+/// the row unsound rather than failing the walk, so `verify` still names it. The tools are
+/// decoded into `tools` and the row encoded into `encoded`, the walk's rooms for them kept
+/// from row to row: a walk over a million rows allocates only the two hashes per row (issue 39).
 pub(crate) fn link(
-    r: &rusqlite::Row<'_>,
+    r: &[ValueRef<'_>],
     tools: &mut Vec<String>,
     encoded: &mut Vec<u8>,
 ) -> rusqlite::Result<chain::Link> {
-    let id: i64 = r.get(0)?;
-    let prev = blob(r.get_ref(16)?);
-    let hash = blob(r.get_ref(17)?);
-    let int = |i: usize| -> rusqlite::Result<Option<i64>> {
-        Ok(match r.get_ref(i)? {
-            ValueRef::Integer(n) => Some(n),
-            _ => None,
-        })
+    let value = |i: usize| r.get(i).copied().unwrap_or(ValueRef::Null);
+    let id = match value(0) {
+        ValueRef::Integer(n) => n,
+        other => {
+            return Err(rusqlite::Error::InvalidColumnType(
+                0,
+                "id".into(),
+                other.data_type(),
+            ));
+        }
+    };
+    let stored = |i: usize| match value(i) {
+        ValueRef::Blob(b) | ValueRef::Text(b) => chain::StoredHash::of(b),
+        _ => chain::StoredHash::of(&[]),
+    };
+    let (prev, hash) = (stored(16), stored(17));
+    let int = |i: usize| match value(i) {
+        ValueRef::Integer(n) => Some(n),
+        _ => None,
     };
     let mut texts: [Option<&str>; 13] = [None; 13];
     for (slot, i) in texts.iter_mut().zip(2..) {
-        *slot = text_ref(r.get_ref(i)?);
+        *slot = text_ref(value(i));
     }
     let granted = Granted {
-        scope: text_ref(r.get_ref(18)?),
-        signer: text_ref(r.get_ref(19)?),
-        grant_expires: text_ref(r.get_ref(20)?),
+        scope: text_ref(value(18)),
+        signer: text_ref(value(19)),
+        grant_expires: text_ref(value(20)),
     };
-    let checkpoint = int(15)? == Some(0) && texts[0] == Some(Kind::Checkpoint.as_str());
+    let checkpoint = int(15) == Some(0) && texts[0] == Some(Kind::Checkpoint.as_str());
     let sound = (|| {
-        let time_ms = int(1).ok()??;
-        let format = int(15).ok()??;
+        let time_ms = int(1)?;
+        let format = int(15)?;
         let mut all: [&str; 13] = [""; 13];
         for (to, from) in all.iter_mut().zip(texts) {
             *to = from?;
@@ -281,7 +291,7 @@ pub(crate) fn link(
         };
         super::row::fill_tools(t.tools, tools).ok()?;
         let f = t.fields(id, time_ms, tools, &granted);
-        chain::row_encoding(format, &prev, &f, encoded)?;
+        chain::row_encoding(format, prev.as_slice(), &f, encoded)?;
         Some(<sha2::Sha256 as sha2::Digest>::digest(&encoded[..]).as_slice() == hash.as_slice())
     })()
     .unwrap_or(false);

@@ -1,7 +1,7 @@
 //! The walk over the stored links, in id order, one row at a time: it holds the previous row
 //! only, and asks about the rows around a break once it found one (decision 0062).
 
-use super::{Breach, GENESIS, Link, Verification, broken};
+use super::{Breach, GENESIS, Link, StoredHash, Verification, broken};
 
 /// What the walk asks about the rows around a break, once it found one: the chain's usual
 /// path needs only the row before, so a walk holds one row however long the chain.
@@ -16,7 +16,7 @@ pub(crate) trait Around {
 #[derive(Default)]
 pub(crate) struct Walk {
     /// The id and hash of the last row that held.
-    previous: Option<(i64, Vec<u8>)>,
+    previous: Option<(i64, StoredHash)>,
     rows: u64,
 }
 
@@ -31,10 +31,10 @@ impl Walk {
             return Some(broken(r.id, Breach::Inserted));
         }
         let (want_prev, prev_id): (&[u8], i64) = match &self.previous {
-            Some((id, hash)) => (hash, *id),
+            Some((id, hash)) => (hash.as_slice(), *id),
             None => (&GENESIS, 0),
         };
-        let linked = r.prev == want_prev;
+        let linked = r.prev.as_slice() == want_prev;
         let dense = prev_id.checked_add(1) == Some(r.id);
         if r.sound && linked && dense {
             self.hold(r);
@@ -42,7 +42,7 @@ impl Walk {
         }
         // The row links to an older row than its predecessor: whatever stands between them was
         // put there afterwards (the inserted rows may well hash correctly).
-        if !linked && let Some(first) = around.after_row_hashed(&r.prev, r.id) {
+        if !linked && let Some(first) = around.after_row_hashed(r.prev.as_slice(), r.id) {
             return Some(broken(first, Breach::Inserted));
         }
         // A later row links to what this one should have: this one was put in afterwards.
@@ -90,13 +90,15 @@ pub(crate) fn walk(links: &[Link], highest_id: i64) -> Verification {
             let earlier = self.0.iter().take_while(|l| l.id < before);
             let m = earlier
                 .enumerate()
-                .filter(|(_, l)| l.hash == hash)
+                .filter(|(_, l)| l.hash.as_slice() == hash)
                 .last()?
                 .0;
             self.0.get(m + 1).map(|l| l.id)
         }
         fn later_links_to(&self, after: i64, prev: &[u8]) -> bool {
-            self.0.iter().any(|l| l.id > after && l.prev == prev)
+            self.0
+                .iter()
+                .any(|l| l.id > after && l.prev.as_slice() == prev)
         }
     }
     let mut w = Walk::default();
