@@ -258,6 +258,33 @@ fn a_walk_over_many_batches_names_the_first_break_wherever_it_falls() {
 }
 
 #[test]
+fn records_that_end_at_a_batch_edge_verify_whole_and_name_their_lost_end() {
+    for n in [0, 255, 256, 257, 512] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = db(&dir);
+        let mut store = Store::open(&path).unwrap();
+        store
+            .append_bulk((1..=n).map(|i| event(Kind::Refusal, "s", &format!("n{i}"), i)))
+            .unwrap();
+        assert_eq!(
+            store.verify().unwrap(),
+            Verification::Intact { rows: n as u64 },
+            "{n}"
+        );
+        if n > 0 {
+            raw(&path)
+                .execute("DELETE FROM events WHERE id = ?1", [n])
+                .unwrap();
+            assert_eq!(
+                store.verify().unwrap(),
+                broken(n, Breach::DeletedAtEnd),
+                "{n}"
+            );
+        }
+    }
+}
+
+#[test]
 fn deleting_a_row_is_found_and_the_next_one_named() {
     let dir = tempfile::tempdir().unwrap();
     let (store, path) = store_with(&dir, 5);

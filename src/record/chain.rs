@@ -200,7 +200,7 @@ pub(crate) struct Link {
 /// A stored hash as the walk holds it: the 32 bytes of every hash the chain writes, kept inline
 /// (a walk over a million rows allocates nothing for them, and the thread that reads them
 /// need not free what another made), or any other bytes, which only tampering stores.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) enum StoredHash {
     Sha256([u8; 32]),
     Other(Vec<u8>),
@@ -221,6 +221,15 @@ impl StoredHash {
         }
     }
 }
+
+/// Equal when the bytes are: how a hash is held does not matter.
+impl PartialEq for StoredHash {
+    fn eq(&self, other: &StoredHash) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for StoredHash {}
 
 fn broken(id: i64, breach: Breach) -> Verification {
     Verification::Broken { id, breach }

@@ -51,16 +51,27 @@ impl Store {
             });
             let mut spare = Vec::new();
             let (mut in_flight, mut read_all) = (0, false);
+            // A row SQLite cannot give ends the reading, but the rows before it are walked
+            // first, as a walk of one row at a time would: a break among them is the answer.
+            let mut unread = None;
             loop {
                 if !read_all {
                     let mut batch: Batch = spare.pop().unwrap_or_default();
                     batch.clear();
                     while batch.rows < Batch::ROWS {
-                        let Some(r) = rows.next().map_err(sqlite)? else {
+                        let copied = match rows.next() {
+                            Ok(Some(r)) => batch.copy(r, columns),
+                            Ok(None) => {
+                                read_all = true;
+                                break;
+                            }
+                            Err(e) => Err(e),
+                        };
+                        if let Err(e) = copied {
+                            unread = Some(e);
                             read_all = true;
                             break;
-                        };
-                        batch.copy(r, columns).map_err(sqlite)?;
+                        }
                     }
                     if batch.rows > 0 {
                         if to_hasher.send(batch).is_err() {
@@ -70,7 +81,7 @@ impl Store {
                     }
                 }
                 if in_flight == 0 {
-                    return Ok(None);
+                    return unread.map_or(Ok(None), |e| Err(sqlite(e)));
                 }
                 if in_flight == 2 || read_all {
                     let Ok(mut batch) = hashed.recv() else { break };
@@ -86,7 +97,8 @@ impl Store {
                     spare.push(batch);
                 }
             }
-            // Only a hashing thread that stopped (it panicked) ends the loop here.
+            // Only a hashing thread that stopped ends the loop here: it panicked, and the scope
+            // raises that panic again once it has joined the thread.
             Err(RecordError::Failed {
                 path: self.path.clone(),
                 cause: "the chain's hashing thread stopped".into(),
@@ -285,8 +297,18 @@ impl Batch {
         self.error = None;
     }
 
-    /// Copies `r`'s first `columns` values.
+    /// Copies `r`'s first `columns` values, or none of them.
     fn copy(&mut self, r: &rusqlite::Row<'_>, columns: usize) -> rusqlite::Result<()> {
+        let (cells, bytes) = (self.cells.len(), self.bytes.len());
+        let copied = self.copy_values(r, columns);
+        if copied.is_err() {
+            self.cells.truncate(cells);
+            self.bytes.truncate(bytes);
+        }
+        copied
+    }
+
+    fn copy_values(&mut self, r: &rusqlite::Row<'_>, columns: usize) -> rusqlite::Result<()> {
         for i in 0..columns {
             let mut bytes = |b: &[u8]| {
                 let start = self.bytes.len();

@@ -246,6 +246,10 @@ pub(crate) fn link(
     tools: &mut Vec<String>,
     encoded: &mut Vec<u8>,
 ) -> rusqlite::Result<chain::Link> {
+    // The walk's SELECT names 21 columns; fewer is a caller's mistake, not a damaged row.
+    if r.len() < 21 {
+        return Err(rusqlite::Error::InvalidColumnIndex(r.len()));
+    }
     let value = |i: usize| r.get(i).copied().unwrap_or(ValueRef::Null);
     let id = match value(0) {
         ValueRef::Integer(n) => n,
