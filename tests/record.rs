@@ -285,6 +285,60 @@ fn records_that_end_at_a_batch_edge_verify_whole_and_name_their_lost_end() {
 }
 
 #[test]
+fn views_read_every_row_in_order_and_stop_where_asked() {
+    // Every row in order, newest or oldest first; a view that stops early; a row that cannot
+    // be read.
+    use std::ops::ControlFlow;
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    let mut store = Store::open(&path).unwrap();
+    store
+        .append_bulk((1..=1300).map(|i| event(Kind::Refusal, "s", &format!("n{i}"), i)))
+        .unwrap();
+    let ids = |stop: usize, after: Option<i64>| {
+        let mut seen = Vec::new();
+        let each = |r: &mesh_guard::record::Row| {
+            assert_eq!(r.event.command, format!("n{}", r.id));
+            seen.push(r.id);
+            if seen.len() == stop {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let read = match after {
+            None => store.each_row(&Filter::default(), each),
+            Some(after) => store.each_row_after(after, each),
+        };
+        (read.map_err(|e| e.to_string()), seen)
+    };
+    assert_eq!(ids(usize::MAX, None), (Ok(()), (1..=1300).rev().collect()));
+    assert_eq!(ids(usize::MAX, Some(0)), (Ok(()), (1..=1300).collect()));
+    assert_eq!(
+        ids(usize::MAX, Some(1044)),
+        (Ok(()), (1045..=1300).collect())
+    );
+    for stop in [1, 256, 257, 700] {
+        assert_eq!(
+            ids(stop, None),
+            (Ok(()), (1..=1300).rev().take(stop).collect())
+        );
+    }
+    // A row that cannot be read: the rows before it are shown, then the error, unless the view
+    // stopped before it.
+    raw(&path)
+        .execute("UPDATE events SET tools = 'x' WHERE id = 700", [])
+        .unwrap();
+    let (read, seen) = ids(usize::MAX, None);
+    assert!(read.is_err(), "{read:?}");
+    assert_eq!(seen, (701..=1300).rev().collect::<Vec<_>>());
+    assert_eq!(ids(600, None), (Ok(()), (701..=1300).rev().collect()));
+    let (read, seen) = ids(usize::MAX, Some(0));
+    assert!(read.is_err(), "{read:?}");
+    assert_eq!(seen, (1..700).collect::<Vec<_>>());
+}
+
+#[test]
 fn deleting_a_row_is_found_and_the_next_one_named() {
     let dir = tempfile::tempdir().unwrap();
     let (store, path) = store_with(&dir, 5);
