@@ -207,8 +207,7 @@ fn push_fit(out: &mut String, s: &str, width: usize) -> usize {
 /// `s` on one line, without the control and bidirectional characters an agent could use to
 /// rewrite what the operator's terminal shows.
 pub(crate) fn clean(s: &str) -> Cow<'_, str> {
-    let unsafe_char =
-        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let unsafe_char = |c: char| c.is_control() || super::is_bidi_control(c);
     // Printable ASCII (most cells) is clean, and is told by its bytes alone.
     if super::every_byte(s, |b| (0x20..0x7f).contains(&b)) || !s.chars().any(unsafe_char) {
         return Cow::Borrowed(s);

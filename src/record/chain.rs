@@ -187,6 +187,7 @@ impl fmt::Display for Verification {
 
 /// One stored row as the walk sees it: its id, its stored links, and whether its content still
 /// hashes to its stored hash.
+#[derive(Clone)]
 pub(crate) struct Link {
     pub id: i64,
     pub prev: StoredHash,
@@ -221,15 +222,6 @@ impl StoredHash {
         }
     }
 }
-
-/// Equal when the bytes are: how a hash is held does not matter.
-impl PartialEq for StoredHash {
-    fn eq(&self, other: &StoredHash) -> bool {
-        self.as_slice() == other.as_slice()
-    }
-}
-
-impl Eq for StoredHash {}
 
 fn broken(id: i64, breach: Breach) -> Verification {
     Verification::Broken { id, breach }

@@ -1,7 +1,7 @@
 //! Verifying the record: the hash chain, the anchors, and what the system log holds.
 
 use super::{
-    AnchorCheck, RecordError, Store, Verification, anchor, blob, chain, link, logcheck,
+    AnchorCheck, RecordError, Store, Verification, anchor, chain, link, logcheck,
     second_anchor_path,
 };
 use rusqlite::OptionalExtension;
@@ -140,7 +140,7 @@ impl Store {
                 .query_map([], |r| {
                     Ok(logcheck::Stored {
                         id: r.get(0)?,
-                        hash: chain::hex(&blob(r.get_ref(1)?)),
+                        hash: chain::hex(super::stored_bytes(r.get_ref(1)?)),
                     })
                 })?
                 .map_while(|r| r.map_err(|e| failed.set(Some(e))).ok());
@@ -372,12 +372,12 @@ impl Scans<'_> {
         self.error.take().map_or(Ok(()), Err)
     }
 
-    fn each(&self, sql: &str, id: i64, mut f: impl FnMut(i64, Vec<u8>) -> bool) {
+    fn each(&self, sql: &str, id: i64, mut f: impl FnMut(i64, &[u8]) -> bool) {
         let mut scan = || -> rusqlite::Result<()> {
             let mut st = self.store.conn.prepare(sql)?;
             let mut rows = st.query([id])?;
             while let Some(r) = rows.next()? {
-                if !f(r.get(0)?, blob(r.get_ref(1)?)) {
+                if !f(r.get(0)?, super::stored_bytes(r.get_ref(1)?)) {
                     break;
                 }
             }

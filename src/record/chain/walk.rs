@@ -103,14 +103,7 @@ pub(crate) fn walk(links: &[Link], highest_id: i64) -> Verification {
     }
     let mut w = Walk::default();
     for l in links {
-        let l = Link {
-            id: l.id,
-            prev: l.prev.clone(),
-            hash: l.hash.clone(),
-            sound: l.sound,
-            checkpoint: l.checkpoint,
-        };
-        if let Some(found) = w.step(l, &Held(links)) {
+        if let Some(found) = w.step(l.clone(), &Held(links)) {
             return found;
         }
     }
