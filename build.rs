@@ -1,6 +1,6 @@
-//! Converts the built-in rules (`rules/*.toml`) to JSON at build time: the hook reads its
-//! rules on every call, and serde_json reads them several times faster than the TOML
-//! parser, which builds a whole document first. The TOML stays the source of truth.
+//! Compiles the built-in rules (`rules/*.toml`) into the binary (decision 0083): the hook
+//! reads its rules on every call, and an entry compiled to a length-prefixed form is read
+//! without scanning, unescaping or validating anything. The TOML stays the source of truth.
 
 // The rules' format and its reader, as the crate has them: a built-in file is checked
 // here key by key, and one that does not read stops the build.
@@ -39,7 +39,7 @@ const KINDS: [&str; 12] = [
     "runner",
 ];
 
-/// The entries a rules file defines, as `(kind, names, the entry as JSON)`, so the hook can
+/// The entries a rules file defines, as `(kind, names, the entry compiled)`, so the hook can
 /// find and read the one entry a name needs without reading the rest (decision 0030).
 fn entries(value: &toml::Value) -> Vec<(usize, Vec<String>, String)> {
     let mut out = Vec::new();
@@ -48,10 +48,68 @@ fn entries(value: &toml::Value) -> Vec<(usize, Vec<String>, String)> {
         for entry in entries.into_iter().flatten() {
             let list = entry.get("names").and_then(toml::Value::as_array);
             let names = list.into_iter().flatten().filter_map(toml::Value::as_str);
-            let json = serde_json::to_string(entry).expect("TOML values are JSON values");
-            out.push((kind, names.map(String::from).collect(), json));
+            let mut compiled = String::new();
+            compile(entry, &mut compiled);
+            out.push((kind, names.map(String::from).collect(), compiled));
         }
     }
+    out
+}
+
+/// `value` in the form `rules::embedded` reads (its module doc describes it).
+fn compile(value: &toml::Value, out: &mut String) {
+    fn count(n: usize, out: &mut String) {
+        assert!(n < 1 << 14, "a built-in string or list under 16k");
+        out.push(char::from((n >> 7) as u8));
+        out.push(char::from((n & 0x7f) as u8));
+    }
+    fn str(s: &str, out: &mut String) {
+        count(s.len(), out);
+        out.push_str(s);
+    }
+    match value {
+        toml::Value::Boolean(b) => out.push(if *b { 't' } else { 'f' }),
+        toml::Value::Integer(i) => {
+            out.push('i');
+            str(&i.to_string(), out);
+        }
+        toml::Value::String(s) => {
+            out.push('s');
+            str(s, out);
+        }
+        toml::Value::Array(items) => {
+            out.push('a');
+            count(items.len(), out);
+            items.iter().for_each(|item| compile(item, out));
+        }
+        toml::Value::Table(table) => {
+            out.push('m');
+            count(table.len(), out);
+            for (key, item) in table {
+                str(key, out);
+                compile(item, out);
+            }
+        }
+        other => panic!("the built-in rules hold no {}: {other}", other.type_str()),
+    }
+}
+
+/// `s` as a Rust string literal, every character that is not printable ASCII escaped
+/// (`Debug` writes `\0` before a digit, which clippy reads as an octal escape).
+fn str_literal(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' '..='~' => out.push(c),
+            _ if c.is_ascii() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            _ => out.extend(c.escape_unicode()),
+        }
+    }
+    out.push('"');
     out
 }
 
@@ -298,8 +356,6 @@ fn main() {
             panic!("the built-in rules do not read: {e}");
         }
         let value: toml::Value = toml::from_str(&text).expect("checked above");
-        let json = serde_json::to_string(&value).expect("TOML values are JSON values");
-        std::fs::write(out.join(format!("{name}.json")), json).expect("OUT_DIR is writable");
         for (kind, names, entry) in entries(&value) {
             for name in names {
                 index.insert((kind, name), all_entries.len());
@@ -323,11 +379,12 @@ fn main() {
         table.push_str("    ],\n");
     }
     table.push_str("];\n");
-    table
-        .push_str("/// Each built-in entry as JSON, read on its own when a name first needs it.\n");
+    table.push_str(
+        "/// Each built-in entry, in file order, read on its own when a name first needs it.\n",
+    );
     table.push_str("pub(crate) static ENTRIES: &[&str] = &[\n");
     for entry in &all_entries {
-        table.push_str(&format!("    {entry:?},\n"));
+        table.push_str(&format!("    {},\n", str_literal(entry)));
     }
     table.push_str("];\n");
     std::fs::write(out.join("names.rs"), table).expect("OUT_DIR is writable");

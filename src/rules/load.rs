@@ -1,6 +1,7 @@
-//! Loading the rules: the built-in tables (compiled in as JSON by build.rs) layered with an
-//! operator's rule files, and their errors.
+//! Loading the rules: the built-in tables (compiled in as static data by build.rs) layered
+//! with an operator's rule files, and their errors.
 
+use super::embedded;
 use super::runner::Runner;
 use super::schema::*;
 use super::validate;
@@ -14,15 +15,14 @@ macro_rules! built_in {
         (
             concat!($name, ".toml"),
             include_str!(concat!("../../rules/", $name, ".toml")),
-            include_str!(concat!(env!("OUT_DIR"), "/", $name, ".json")),
         )
     };
 }
 
-/// Each built-in rules file, as written and as converted to JSON by `build.rs` (the hook
-/// reads single entries, `Entry`; the tests compare the files' two forms).
+/// Each built-in rules file as written, in build.rs's order (the hook reads the entries
+/// build.rs compiled from them, `Entry`; the tests compare the two).
 #[cfg(test)]
-pub(crate) const BUILT_IN: [(&str, &str, &str); 9] = [
+pub(crate) const BUILT_IN: [(&str, &str); 9] = [
     built_in!("ssh"),
     built_in!("docker"),
     built_in!("systemd"),
@@ -266,7 +266,7 @@ impl Kind {
     }
 }
 
-/// One built-in entry, read from its own JSON when a name first needs it (decision 0030):
+/// One built-in entry, read from its compiled form when a name first needs it (decision 0030):
 /// a hook call reads the few programs its command names, not whole files. Kinds that are
 /// only a list of names (`command_env`, `declaration`, `environment_setter`) need no read.
 #[derive(Debug)]
@@ -283,22 +283,22 @@ pub(crate) enum Entry {
     Names,
 }
 
-pub(crate) fn built_in_entry(kind: Kind, json: &str) -> Entry {
-    fn read<T: serde::de::DeserializeOwned>(json: &str) -> T {
+pub(crate) fn built_in_entry(kind: Kind, entry: &'static str) -> Entry {
+    fn read<T: serde::Deserialize<'static>>(entry: &'static str) -> T {
         // build.rs refused to build with an entry that does not read; if one ever did, the
         // panic is caught and the hook refuses (it never guards with nothing).
-        serde_json::from_str(json).unwrap_or_else(|e| panic!("the built-in rules do not read: {e}"))
+        embedded::read(entry).unwrap_or_else(|e| panic!("the built-in rules do not read: {e}"))
     }
     match kind {
-        Kind::Program => Entry::Program(Rc::new(read(json))),
-        Kind::Wrapper => Entry::Wrapper(Box::new(read(json))),
-        Kind::Shell => Entry::Shell(Box::new(read(json))),
-        Kind::Interpreter => Entry::Interpreter(Box::new(read(json))),
-        Kind::Writer => Entry::Writer(Box::new(read(json))),
-        Kind::Agent => Entry::Agent(Box::new(read(json))),
-        Kind::GuardCli => Entry::GuardCli(Box::new(read(json))),
-        Kind::Arguments => Entry::Arguments(Box::new(read(json))),
-        Kind::Runner => Entry::Runner(Box::new(read(json))),
+        Kind::Program => Entry::Program(Rc::new(read(entry))),
+        Kind::Wrapper => Entry::Wrapper(Box::new(read(entry))),
+        Kind::Shell => Entry::Shell(Box::new(read(entry))),
+        Kind::Interpreter => Entry::Interpreter(Box::new(read(entry))),
+        Kind::Writer => Entry::Writer(Box::new(read(entry))),
+        Kind::Agent => Entry::Agent(Box::new(read(entry))),
+        Kind::GuardCli => Entry::GuardCli(Box::new(read(entry))),
+        Kind::Arguments => Entry::Arguments(Box::new(read(entry))),
+        Kind::Runner => Entry::Runner(Box::new(read(entry))),
         Kind::CommandEnv | Kind::Declaration | Kind::EnvironmentSetter => Entry::Names,
     }
 }

@@ -6,6 +6,7 @@
 //! or replaced only with `replace = true`: `layer`).
 
 mod agent;
+mod embedded;
 mod layer;
 mod load;
 mod role;
@@ -282,25 +283,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn built_in_rules_are_read_from_json_as_from_toml() {
-        for (name, text, json) in BUILT_IN {
-            let fast: RulesFile =
-                serde_json::from_str(json).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let slow: RulesFile = toml::from_str(text).unwrap();
-            let names = |f: &RulesFile| {
-                let mut all: Vec<String> = f.program.iter().flat_map(|p| p.names.clone()).collect();
-                all.extend(f.wrapper.iter().flat_map(|w| w.names.clone()));
-                all.extend(f.shell.iter().flat_map(|s| s.names.clone()));
-                all.extend(f.interpreter.iter().flat_map(|i| i.names.clone()));
-                all
-            };
-            assert_eq!(names(&fast), names(&slow), "{name}");
-            for (a, b) in fast.program.iter().zip(&slow.program) {
-                assert_eq!(a.options, b.options, "{name}");
-                assert_eq!(a.subcommand.len(), b.subcommand.len(), "{name}");
-                assert_eq!(a.syntax.short_value, b.syntax.short_value, "{name}");
+    fn every_compiled_entry_is_its_toml_entry_and_reads_as_it() {
+        let mut at = 0;
+        for (file, text) in BUILT_IN {
+            let value: toml::Value = toml::from_str(text).unwrap();
+            for kind in Kind::ALL {
+                let written = value.get(kind.key()).and_then(toml::Value::as_array);
+                for entry in written.into_iter().flatten() {
+                    let compiled = names::ENTRIES[at];
+                    let read_back: toml::Value = embedded::read(compiled).unwrap();
+                    assert_eq!(&read_back, entry, "{file}: entry {at}");
+                    if let Kind::Program = kind {
+                        let fast: Program = embedded::read(compiled).unwrap();
+                        let slow: Program = entry.clone().try_into().unwrap();
+                        assert_eq!(fast.names, slow.names, "{file}");
+                        assert_eq!(fast.options, slow.options, "{file}");
+                        assert_eq!(fast.env, slow.env, "{file}");
+                        let roles = |p: &Program| -> Vec<(Role, bool)> {
+                            p.operands.iter().map(|o| (o.role, o.rest)).collect()
+                        };
+                        assert_eq!(roles(&fast), roles(&slow), "{file}");
+                        assert_eq!(fast.subcommand.len(), slow.subcommand.len(), "{file}");
+                        let syntax = |p: &Program| format!("{:?}", p.syntax);
+                        assert_eq!(syntax(&fast), syntax(&slow), "{file}");
+                    }
+                    at += 1;
+                }
             }
         }
+        assert_eq!(
+            at,
+            names::ENTRIES.len(),
+            "every compiled entry is in a file"
+        );
     }
 
     #[test]
@@ -381,8 +396,8 @@ mod tests {
     #[test]
     fn every_built_in_name_is_found_in_its_file() {
         let rules = Rules::load(None).unwrap();
-        for (file, _, json) in BUILT_IN {
-            let parsed: RulesFile = serde_json::from_str(json).unwrap();
+        for (file, text) in BUILT_IN {
+            let parsed: RulesFile = toml::from_str(text).unwrap();
             for p in &parsed.program {
                 for n in &p.names {
                     assert!(rules.program(n).is_some(), "{file}: {n}");

@@ -53,7 +53,7 @@ mod tests {
 
     #[test]
     fn every_built_in_file_reads() {
-        for (name, text, _) in super::super::BUILT_IN {
+        for (name, text) in super::super::BUILT_IN {
             parse(name, text).unwrap();
         }
     }
