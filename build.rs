@@ -364,28 +364,42 @@ fn main() {
         }
     }
     // One sorted table per kind, which the hook binary-searches: no start-up cost at all.
-    let mut table = String::from(
-        "/// Per kind (`rules::Kind` order): (name, entry) sorted by name; made by build.rs.\n",
-    );
+    // The names, and the entries, are each one string: what a hook reads of them lies
+    // together, not wherever the compiler places a thousand literals (decision 0083).
+    let mut table = String::from("// Made by build.rs from rules/*.toml.\n");
+    let mut name_text = String::new();
     table.push_str(&format!(
-        "pub(crate) static NAMES: [&[(&str, usize)]; {}] = [\n",
+        "static NAMES: [&[(u32, u16, u16)]; {}] = [\n",
         KINDS.len()
     ));
     for kind in 0..KINDS.len() {
         table.push_str("    &[\n");
         for ((_, name), entry) in index.range((kind, String::new())..(kind + 1, String::new())) {
-            table.push_str(&format!("        ({name:?}, {entry}),\n"));
+            let len = u16::try_from(name.len()).expect("a built-in name under 64k");
+            let entry = u16::try_from(*entry).expect("under 64k built-in entries");
+            table.push_str(&format!("        ({}, {len}, {entry}),\n", name_text.len()));
+            name_text.push_str(name);
         }
         table.push_str("    ],\n");
     }
     table.push_str("];\n");
-    table.push_str(
-        "/// Each built-in entry, in file order, read on its own when a name first needs it.\n",
-    );
-    table.push_str("pub(crate) static ENTRIES: &[&str] = &[\n");
+    table.push_str(&format!(
+        "static NAME_TEXT: &str = {};\n",
+        str_literal(&name_text)
+    ));
+    let mut starts = vec![0];
     for entry in &all_entries {
-        table.push_str(&format!("    {},\n", str_literal(entry)));
+        starts.push(starts.last().unwrap() + entry.len());
     }
-    table.push_str("];\n");
+    let starts: Vec<String> = starts.iter().map(ToString::to_string).collect();
+    table.push_str(&format!(
+        "static ENTRY_STARTS: [u32; {}] = [{}];\n",
+        starts.len(),
+        starts.join(", ")
+    ));
+    table.push_str(&format!(
+        "static ENTRY_TEXT: &str = {};\n",
+        str_literal(&all_entries.concat())
+    ));
     std::fs::write(out.join("names.rs"), table).expect("OUT_DIR is writable");
 }

@@ -154,7 +154,9 @@ pub(crate) struct Answered<'a> {
 /// anything else passes.
 fn decide_event(paths: &Paths, catalog: &LazyCatalog, event: &Event) -> Outcome {
     let rules = match load_rules(paths) {
-        Ok(rules) => rules,
+        // The process ends with this event: the entries it read are left to the exit, not
+        // freed one by one (each drop's code is pages a pass would touch for nothing).
+        Ok(rules) => std::mem::ManuallyDrop::new(rules),
         Err(error) => return rules_broken(&error, event),
     };
     let cwd = Some(PathBuf::from(&event.cwd)).filter(|p| p.is_absolute());

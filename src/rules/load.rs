@@ -214,7 +214,7 @@ impl fmt::Display for Change {
 
 impl std::error::Error for RulesError {}
 
-/// The kinds of rules table, in the order of build.rs's `KINDS`: `names::NAMES` is
+/// The kinds of rules table, in the order of build.rs's `KINDS`: the built-in names are
 /// indexed by it.
 #[derive(Clone, Copy)]
 pub(crate) enum Kind {

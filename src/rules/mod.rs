@@ -25,8 +25,40 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
 
+/// The built-in names and entries, as build.rs compiled them.
 mod names {
+    use super::Kind;
+
     include!(concat!(env!("OUT_DIR"), "/names.rs"));
+
+    fn name((start, len, _): &(u32, u16, u16)) -> &'static str {
+        let start = *start as usize;
+        &NAME_TEXT[start..start + usize::from(*len)]
+    }
+
+    /// The names built in as `kind`, sorted, each with the entry that defines it.
+    pub(crate) fn of(kind: Kind) -> impl Iterator<Item = (&'static str, usize)> {
+        NAMES[kind as usize]
+            .iter()
+            .map(|row| (name(row), usize::from(row.2)))
+    }
+
+    /// The entry that defines `name` as a `kind`, if one does (the last, if several).
+    pub(crate) fn find(kind: Kind, wanted: &str) -> Option<usize> {
+        let table = NAMES[kind as usize];
+        let found = table.binary_search_by(|row| name(row).cmp(wanted)).ok()?;
+        Some(usize::from(table[found].2))
+    }
+
+    /// How many entries there are.
+    pub(crate) fn entries() -> usize {
+        ENTRY_STARTS.len() - 1
+    }
+
+    /// Entry `at`, compiled (`rules::embedded`).
+    pub(crate) fn entry(at: usize) -> &'static str {
+        &ENTRY_TEXT[ENTRY_STARTS[at] as usize..ENTRY_STARTS[at + 1] as usize]
+    }
 }
 
 /// Every rule, looked up by program base name.
@@ -36,7 +68,7 @@ mod names {
 /// rules.
 #[derive(Debug, Default)]
 pub struct Rules {
-    /// The built-in entries (`names::ENTRIES`), each parsed on first use; empty for
+    /// The built-in entries (`names::entry`), each read on first use; empty for
     /// `Rules::default()`.
     built_in: Option<Box<[OnceCell<Entry>]>>,
     /// Rules from `--rules`, over the built-in ones.
@@ -47,7 +79,7 @@ impl Rules {
     /// The built-in rules, then every `*.toml` in `extra` (sorted by name) over them.
     pub fn load(extra: Option<&Path>) -> Result<Rules, RulesError> {
         let mut rules = Rules {
-            built_in: Some(names::ENTRIES.iter().map(|_| OnceCell::new()).collect()),
+            built_in: Some((0..names::entries()).map(|_| OnceCell::new()).collect()),
             extra: Tables::default(),
         };
         if let Some(dir) = extra {
@@ -84,11 +116,7 @@ impl Rules {
     /// The kinds `name` is built in as (`program`, `wrapper`, …), read from the index alone.
     /// A versioned interpreter name (`python3.12`) is built in as its interpreter.
     fn built_in_kinds(name: &str) -> Vec<&'static str> {
-        let defines = |kind: Kind, name: &str| {
-            names::NAMES[kind as usize]
-                .binary_search_by(|(n, _)| (*n).cmp(name))
-                .is_ok()
-        };
+        let defines = |kind: Kind, name: &str| names::find(kind, name).is_some();
         let mut kinds: Vec<Kind> = Kind::ALL
             .into_iter()
             .filter(|k| defines(*k, name))
@@ -106,10 +134,8 @@ impl Rules {
     /// The last built-in entry that defines `name` as a `kind`.
     fn built_in_for(&self, kind: Kind, name: &str) -> Option<&Entry> {
         let cells = self.built_in.as_ref()?;
-        let table = names::NAMES[kind as usize];
-        let found = table.binary_search_by(|(n, _)| (*n).cmp(name)).ok()?;
-        let at = table[found].1;
-        Some(cells[at].get_or_init(|| built_in_entry(kind, names::ENTRIES[at])))
+        let at = names::find(kind, name)?;
+        Some(cells[at].get_or_init(|| built_in_entry(kind, names::entry(at))))
     }
 
     fn lookup<T>(
@@ -140,8 +166,7 @@ impl Rules {
     /// Every name a wrapper table holds, built in or from `--rules`, sorted: what a test
     /// puts in front of commands to see that no wrapper changes a decision.
     pub fn wrapper_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = names::NAMES[Kind::Wrapper as usize]
-            .iter()
+        let mut names: Vec<String> = names::of(Kind::Wrapper)
             .map(|(n, _)| n.to_string())
             .chain(self.extra.wrappers.keys().cloned())
             .collect();
@@ -251,9 +276,7 @@ impl Rules {
     /// Every definition of the guard's command line, for a program word that cannot be
     /// known (`"$G" audit prune`): whichever it is, its refused subcommands are.
     pub fn guard_clis(&self) -> Vec<&GuardCli> {
-        let built_in = names::NAMES[Kind::GuardCli as usize]
-            .iter()
-            .filter_map(|(name, _)| self.guard_cli(name));
+        let built_in = names::of(Kind::GuardCli).filter_map(|(name, _)| self.guard_cli(name));
         let extra = self.extra.guard_clis.values().map(Rc::as_ref);
         built_in.chain(extra).collect()
     }
@@ -290,7 +313,7 @@ mod tests {
             for kind in Kind::ALL {
                 let written = value.get(kind.key()).and_then(toml::Value::as_array);
                 for entry in written.into_iter().flatten() {
-                    let compiled = names::ENTRIES[at];
+                    let compiled = names::entry(at);
                     let read_back: toml::Value = embedded::read(compiled).unwrap();
                     assert_eq!(&read_back, entry, "{file}: entry {at}");
                     if let Kind::Program = kind {
@@ -311,11 +334,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(
-            at,
-            names::ENTRIES.len(),
-            "every compiled entry is in a file"
-        );
+        assert_eq!(at, names::entries(), "every compiled entry is in a file");
     }
 
     #[test]
@@ -323,7 +342,7 @@ mod tests {
         let rules = Rules::load(None).unwrap();
         let mut read = 0;
         for kind in Kind::ALL {
-            for (name, _) in names::NAMES[kind as usize] {
+            for (name, _) in names::of(kind) {
                 let entry = rules.built_in_for(kind, name).unwrap();
                 let same = matches!(
                     (kind, entry),
