@@ -170,29 +170,44 @@ fn read_one(format: Format, path: &str, shown: &str, dir: String, files: &mut dy
         Read::Absent => return Found::Absent,
         Read::Unreadable => return Found::Unreadable(shown.to_string()),
     };
-    let parsed = match format {
-        Format::PackageJson => package_json::parse(&text),
-        Format::Justfile => justfile::parse(&text),
-        Format::Taskfile => taskfile::parse(&text),
-        Format::CargoMake => cargo_make::parse(&text),
-        Format::Pdm => pyproject::pdm(&text),
-        Format::Poetry => pyproject::poetry(&text),
-        Format::Tox if path.ends_with("pyproject.toml") => match tox_toml::pyproject(&text) {
-            Some(parsed) => parsed,
-            None => return Found::Absent,
-        },
-        Format::Tox if path.ends_with(".toml") => tox_toml::parse(&text),
-        Format::Tox => tox::parse(&text),
-        Format::Nox => nox::parse(&text),
-    };
-    match parsed {
-        Some(recipes) => Found::Recipes(Recipes {
+    match parse(format, path, &text) {
+        Parsed::Recipes(recipes) => Found::Recipes(Recipes {
             shown: shown.to_string(),
             dir,
             ..recipes
         }),
-        None => Found::Unreadable(shown.to_string()),
+        Parsed::NoTable => Found::Absent,
+        Parsed::Unreadable => Found::Unreadable(shown.to_string()),
     }
+}
+
+enum Parsed {
+    Recipes(Recipes),
+    /// A `pyproject.toml` without tox's table: as if there were no file.
+    NoTable,
+    Unreadable,
+}
+
+/// Every format's reader, apart from `read_one`: they make a large function, which a runner
+/// whose file is absent (the commonest case) need not have paged in.
+#[inline(never)]
+fn parse(format: Format, path: &str, text: &str) -> Parsed {
+    let parsed = match format {
+        Format::PackageJson => package_json::parse(text),
+        Format::Justfile => justfile::parse(text),
+        Format::Taskfile => taskfile::parse(text),
+        Format::CargoMake => cargo_make::parse(text),
+        Format::Pdm => pyproject::pdm(text),
+        Format::Poetry => pyproject::poetry(text),
+        Format::Tox if path.ends_with("pyproject.toml") => match tox_toml::pyproject(text) {
+            Some(parsed) => parsed,
+            None => return Parsed::NoTable,
+        },
+        Format::Tox if path.ends_with(".toml") => tox_toml::parse(text),
+        Format::Tox => tox::parse(text),
+        Format::Nox => nox::parse(text),
+    };
+    parsed.map_or(Parsed::Unreadable, Parsed::Recipes)
 }
 
 #[cfg(test)]
