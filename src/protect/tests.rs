@@ -57,6 +57,23 @@ fn the_append_form_assigns() {
 }
 
 #[test]
+fn every_guard_variable_is_seen_assigned_wherever_it_stands() {
+    for v in super::GUARD_VARIABLES {
+        for text in [
+            format!("{v}=x"),
+            format!("a=b {v}+=x"),
+            format!("echo {v} MESH_GUARD_; {v}=x"),
+            format!("MESH_GUARD_{v}=x"),
+        ] {
+            assert!(assigns_guard_variable(&text), "{text}");
+        }
+        for text in [format!("{v}X=x"), format!("{v} = x"), format!("echo ${v}")] {
+            assert!(!assigns_guard_variable(&text), "{text}");
+        }
+    }
+}
+
+#[test]
 fn the_launcher_places_are_the_launchers() {
     let script = include_str!("../../plugin/bin/mesh-guard");
     let line = script

@@ -8,13 +8,19 @@ use std::path::{Path, PathBuf};
 /// Whether text sets one of the guard's variables: `MESH_GUARD_OVERRIDE=…`, and the
 /// append form `MESH_GUARD_OVERRIDE+=…`, which sets it just the same when it was unset.
 pub fn assigns_guard_variable(text: &str) -> bool {
-    GUARD_VARIABLES.iter().any(|v| {
-        text.match_indices(v).any(|(at, _)| {
-            let rest = &text[at + v.len()..];
-            rest.starts_with('=') || rest.starts_with("+=")
+    // Every one starts with the prefix: one search of the text, not one per variable (each
+    // search sets up a searcher, and this runs on every word of every command).
+    text.match_indices(GUARD_VARIABLE_PREFIX).any(|(at, _)| {
+        GUARD_VARIABLES.iter().any(|v| {
+            text[at..]
+                .strip_prefix(v)
+                .is_some_and(|rest| rest.starts_with('=') || rest.starts_with("+="))
         })
     })
 }
+
+/// What every one of `GUARD_VARIABLES` starts with.
+const GUARD_VARIABLE_PREFIX: &str = "MESH_GUARD_";
 
 /// Whether a file is one a session starts from: shell startup and environment files, and
 /// the agent's settings. Only there does a written variable reach a future session; a
