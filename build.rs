@@ -8,6 +8,9 @@
 #[path = "src/rules/agent.rs"]
 mod agent;
 #[allow(dead_code)]
+#[path = "src/rules/embedded.rs"]
+mod embedded;
+#[allow(dead_code)]
 #[path = "src/rules/role.rs"]
 mod role;
 #[allow(dead_code)]
@@ -48,50 +51,18 @@ fn entries(value: &toml::Value) -> Vec<(usize, Vec<String>, String)> {
         for entry in entries.into_iter().flatten() {
             let list = entry.get("names").and_then(toml::Value::as_array);
             let names = list.into_iter().flatten().filter_map(toml::Value::as_str);
-            let mut compiled = String::new();
-            compile(entry, &mut compiled);
+            let compiled = embedded::compile(entry);
+            // What the hook will read, read here first: an entry that does not read back as
+            // its TOML stops the build.
+            let leaked: &'static str = compiled.clone().leak();
+            match embedded::read::<toml::Value>(leaked) {
+                Ok(read) if read == *entry => {}
+                other => panic!("a compiled entry does not read back: {other:?}"),
+            }
             out.push((kind, names.map(String::from).collect(), compiled));
         }
     }
     out
-}
-
-/// `value` in the form `rules::embedded` reads (its module doc describes it).
-fn compile(value: &toml::Value, out: &mut String) {
-    fn count(n: usize, out: &mut String) {
-        assert!(n < 1 << 14, "a built-in string or list under 16k");
-        out.push(char::from((n >> 7) as u8));
-        out.push(char::from((n & 0x7f) as u8));
-    }
-    fn str(s: &str, out: &mut String) {
-        count(s.len(), out);
-        out.push_str(s);
-    }
-    match value {
-        toml::Value::Boolean(b) => out.push(if *b { 't' } else { 'f' }),
-        toml::Value::Integer(i) => {
-            out.push('i');
-            str(&i.to_string(), out);
-        }
-        toml::Value::String(s) => {
-            out.push('s');
-            str(s, out);
-        }
-        toml::Value::Array(items) => {
-            out.push('a');
-            count(items.len(), out);
-            items.iter().for_each(|item| compile(item, out));
-        }
-        toml::Value::Table(table) => {
-            out.push('m');
-            count(table.len(), out);
-            for (key, item) in table {
-                str(key, out);
-                compile(item, out);
-            }
-        }
-        other => panic!("the built-in rules hold no {}: {other}", other.type_str()),
-    }
 }
 
 /// `s` as a Rust string literal, every character that is not printable ASCII escaped

@@ -154,8 +154,9 @@ pub(crate) struct Answered<'a> {
 /// anything else passes.
 fn decide_event(paths: &Paths, catalog: &LazyCatalog, event: &Event) -> Outcome {
     let rules = match load_rules(paths) {
-        // The process ends with this event: the entries it read are left to the exit, not
-        // freed one by one (each drop's code is pages a pass would touch for nothing).
+        // A hook is one process per event: the entries it read are left to the exit, not
+        // freed one by one (each drop's code is pages a pass would touch for nothing). Run
+        // in-process, as the tests run it, each event's rules stay allocated.
         Ok(rules) => std::mem::ManuallyDrop::new(rules),
         Err(error) => return rules_broken(&error, event),
     };

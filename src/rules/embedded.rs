@@ -1,6 +1,6 @@
 //! The built-in rules as compiled data: build.rs writes each entry of `rules/*.toml` as one
-//! string in the form below, and the rule types deserialize it through serde directly
-//! (decision 0083). Nothing is scanned, unescaped or validated: every string and list says
+//! string in the form below (`compile`, which build.rs includes), and the rule types
+//! deserialize it through serde directly (`read`; decision 0083). Nothing is scanned, unescaped or validated: every string and list says
 //! its length first, and the compiler checked the whole entry is UTF-8. As JSON, reading the
 //! entries a `git status` needs was half its instructions; as a tree of Rust values, an
 //! entry's pieces lay scattered over the binary's read-only pages.
@@ -12,6 +12,9 @@
 //! - `s`: a length, then a string of that many bytes;
 //! - `a`: a count (a length), then that many values;
 //! - `m`: a count, then that many pairs of a key (a length and its bytes, no tag) and a value.
+//!
+//! The rules' enums are unit variants, written as their names; TOML's other forms of an enum
+//! do not read.
 
 use serde::de::value::{BorrowedStrDeserializer, Error};
 use serde::de::{self, DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
@@ -24,6 +27,50 @@ pub(crate) fn read<T: de::Deserialize<'static>>(entry: &'static str) -> Result<T
         "" => Ok(value),
         _ => Err(Error::custom("characters left after the entry")),
     }
+}
+
+/// `value` in this form. A string or a list of 16k or more stops the build.
+#[cfg_attr(not(test), allow(dead_code))] // build.rs's, and the tests'
+pub(crate) fn compile(value: &toml::Value) -> String {
+    fn count(n: usize, out: &mut String) {
+        assert!(n < 1 << 14, "a built-in string or list under 16k");
+        out.push(char::from((n >> 7) as u8));
+        out.push(char::from((n & 0x7f) as u8));
+    }
+    fn str(s: &str, out: &mut String) {
+        count(s.len(), out);
+        out.push_str(s);
+    }
+    fn write(value: &toml::Value, out: &mut String) {
+        match value {
+            toml::Value::Boolean(b) => out.push(if *b { 't' } else { 'f' }),
+            toml::Value::Integer(i) => {
+                out.push('i');
+                str(&i.to_string(), out);
+            }
+            toml::Value::String(s) => {
+                out.push('s');
+                str(s, out);
+            }
+            toml::Value::Array(items) => {
+                out.push('a');
+                count(items.len(), out);
+                items.iter().for_each(|item| write(item, out));
+            }
+            toml::Value::Table(table) => {
+                out.push('m');
+                count(table.len(), out);
+                for (key, item) in table {
+                    str(key, out);
+                    write(item, out);
+                }
+            }
+            other => panic!("the built-in rules hold no {}: {other}", other.type_str()),
+        }
+    }
+    let mut out = String::new();
+    write(value, &mut out);
+    out
 }
 
 /// The part of an entry not yet read.
@@ -90,6 +137,14 @@ impl de::Deserializer<'static> for &mut Reader {
         visitor.visit_some(self)
     }
 
+    fn deserialize_newtype_struct<V: Visitor<'static>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
     // The rules' enums are unit variants, each written as its name.
     fn deserialize_enum<V: Visitor<'static>>(
         self,
@@ -109,7 +164,7 @@ impl de::Deserializer<'static> for &mut Reader {
     serde::forward_to_deserialize_any! {
         <W: Visitor<'static>>
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        unit unit_struct newtype_struct seq tuple tuple_struct map struct identifier ignored_any
+        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
     }
 }
 
@@ -208,6 +263,22 @@ mod tests {
         let long = format!("a\0\x02s\x01\x00{}i\0\x02-7", "é".repeat(64)).leak();
         let (text, number): (String, i64) = read(long).unwrap();
         assert_eq!((text.chars().count(), number), (64, -7));
+    }
+
+    #[test]
+    fn any_toml_value_the_rules_can_hold_reads_back_as_it_was_compiled() {
+        let long = "x".repeat(200);
+        let text = format!(
+            "s = [\"\", \"\\r\\t\\u0000\\u007f\", \"é\", \"😀\", \"\\u2028\\u202e\", \"{long}\"]\n\
+             i = [0, -1, 9223372036854775807, -9223372036854775808]\n\
+             b = [true, false]\nempty = []\nnested = [[], [[\"a\"]], [1, \"x\"]]\n\
+             [t]\n\"key with spaces\" = {{}}\n\"é\" = {{ a = {{ b = 1 }} }}\n"
+        );
+        let value: toml::Value = toml::from_str(&text).unwrap();
+        let compiled: &'static str = compile(&value).leak();
+        assert_eq!(read::<toml::Value>(compiled).unwrap(), value);
+        let many = toml::Value::Array(vec![toml::Value::Boolean(true); 300]);
+        assert_eq!(read::<toml::Value>(compile(&many).leak()).unwrap(), many);
     }
 
     #[test]

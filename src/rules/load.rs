@@ -285,9 +285,13 @@ pub(crate) enum Entry {
 
 pub(crate) fn built_in_entry(kind: Kind, entry: &'static str) -> Entry {
     fn read<T: serde::Deserialize<'static>>(entry: &'static str) -> T {
-        // build.rs refused to build with an entry that does not read; if one ever did, the
-        // panic is caught and the hook refuses (it never guards with nothing).
-        embedded::read(entry).unwrap_or_else(|e| panic!("the built-in rules do not read: {e}"))
+        // build.rs read every file with the crate's schema, and every compiled entry back as
+        // its TOML; if one ever did not read here, the panic is caught and the hook refuses
+        // (it never guards with nothing).
+        embedded::read(entry).unwrap_or_else(|e| {
+            let name = std::any::type_name::<T>();
+            panic!("the built-in rules do not read as {name}: {e}")
+        })
     }
     match kind {
         Kind::Program => Entry::Program(Rc::new(read(entry))),
