@@ -1,9 +1,10 @@
 //! The built-in rules as compiled data: build.rs writes each entry of `rules/*.toml` as one
 //! string in the form below (`compile`, which build.rs includes), and the rule types
-//! deserialize it through serde directly (`read`; decision 0083). Nothing is scanned, unescaped or validated: every string and list says
-//! its length first, and the compiler checked the whole entry is UTF-8. As JSON, reading the
-//! entries a `git status` needs was half its instructions; as a tree of Rust values, an
-//! entry's pieces lay scattered over the binary's read-only pages.
+//! deserialize it through serde directly (`read`; decision 0083). Nothing is scanned,
+//! unescaped or validated: every string and list says its length first, and the compiler
+//! checked the whole entry is UTF-8. As JSON, reading the entries a `git status` needs was
+//! half its instructions; as a tree of Rust values, an entry's pieces lay scattered over the
+//! binary's read-only pages.
 //!
 //! A length is two ASCII characters, high 7 bits then low (so an entry stays UTF-8). A value
 //! is a tag character, then:
